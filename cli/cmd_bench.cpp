@@ -1,0 +1,103 @@
+// smolinfer bench: prefill and decode speed, as llama-bench measures them
+// (pp: a batch of p tokens from an empty cache; tg: n tokens one at a time
+// from an empty cache), median of r repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "sample/rng.h"
+
+namespace smolinfer::cli {
+
+namespace {
+
+struct BenchFlags {
+    ModelFlags model;
+    int n_prompt = 128;
+    int n_gen = 128;
+    int reps = 3;
+    bool json = false;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run(const BenchFlags& f) {
+    ModelFlags mf = f.model;
+    mf.context = std::max(f.n_prompt, f.n_gen) + 1;
+    auto session = mf.open(std::max(1, f.n_prompt));
+    const int n_vocab = session->info().n_vocab;
+
+    // Arbitrary but fixed tokens: the speed does not depend on which.
+    sample::Rng rng(1234);
+    auto random_tokens = [&](int n) {
+        std::vector<TokenId> t(static_cast<size_t>(n));
+        for (auto& id : t) id = TokenId(rng.next() % uint64_t(n_vocab));
+        return t;
+    };
+    using clock = std::chrono::steady_clock;
+    auto secs = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
+
+    // One untimed warm-up pass brings the weights into memory.
+    session->reset();
+    session->evaluate(random_tokens(std::max(1, std::min(f.n_prompt, 16))), false);
+
+    std::vector<double> pp, tg;
+    for (int r = 0; r < f.reps; ++r) {
+        if (f.n_prompt > 0) {
+            const auto tokens = random_tokens(f.n_prompt);
+            session->reset();
+            const auto t0 = clock::now();
+            session->evaluate(tokens, false);
+            pp.push_back(f.n_prompt / secs(t0));
+        }
+        if (f.n_gen > 0) {
+            const auto tokens = random_tokens(f.n_gen);
+            session->reset();
+            const auto t0 = clock::now();
+            for (const TokenId t : tokens) session->evaluate({&t, 1}, false);
+            tg.push_back(f.n_gen / secs(t0));
+        }
+    }
+    const double pp_tps = pp.empty() ? 0 : median(pp);
+    const double tg_tps = tg.empty() ? 0 : median(tg);
+    if (f.json) {
+        nlohmann::json j;
+        j["prefill_tps"] = pp_tps;
+        j["decode_tps"] = tg_tps;
+        j["threads"] = session->threads();
+        j["model"] = f.model.model;
+        j["prefill_tokens"] = f.n_prompt;
+        j["decode_tokens"] = f.n_gen;
+        j["reps"] = f.reps;
+        j["prefill_tps_runs"] = pp;
+        j["decode_tps_runs"] = tg;
+        std::printf("%s\n", j.dump().c_str());
+    } else {
+        std::printf("model: %s (%s)\nthreads: %d\n", f.model.model.c_str(), session->info().weight_types.c_str(),
+                    session->threads());
+        if (f.n_prompt > 0) std::printf("pp%d: %.1f tok/s (median of %d)\n", f.n_prompt, pp_tps, f.reps);
+        if (f.n_gen > 0) std::printf("tg%d: %.1f tok/s (median of %d)\n", f.n_gen, tg_tps, f.reps);
+    }
+    return 0;
+}
+
+}  // namespace
+
+Action add_bench(CLI::App& app) {
+    auto f = std::make_shared<BenchFlags>();
+    f->model.add(app, false);
+    app.add_option("-p,--n-prompt", f->n_prompt, "prompt tokens for the prefill test")->capture_default_str()->check(CLI::Range(0, 8192));
+    app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 8192));
+    app.add_option("-r,--repetitions", f->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_flag("--json", f->json, "print one JSON object");
+    return [f] { return run(*f); };
+}
+
+}  // namespace smolinfer::cli

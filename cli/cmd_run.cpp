@@ -1,0 +1,106 @@
+// smolinfer run: stream a completion (or a chat answer) to stdout.
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+
+namespace smolinfer::cli {
+
+namespace {
+
+struct RunFlags {
+    ModelFlags model;
+    std::string prompt;
+    std::string system;
+    int n_predict = -1;
+    SamplingParams sampling;
+    int64_t seed = -1;
+    bool chat = false;
+    bool json = false;
+};
+
+int run(const RunFlags& f) {
+    auto session = f.model.open();
+    if (f.chat && !session->chat_template_warning().empty()) {
+        std::fprintf(stderr, "warning: %s\n", session->chat_template_warning().c_str());
+    }
+
+    std::vector<TokenId> prompt;
+    if (f.chat) {
+        std::vector<ChatMessage> messages;
+        if (!f.system.empty()) messages.push_back({"system", f.system});
+        messages.push_back({"user", f.prompt});
+        prompt = session->tokenize_chat(messages);
+    } else {
+        prompt = session->tokenize(f.prompt, true, true);
+    }
+
+    GenerateOptions opts;
+    opts.sampling = f.sampling;
+    opts.sampling.seed = f.seed >= 0 ? uint64_t(f.seed) : uint64_t(std::random_device{}());
+    // -1: until end of generation or a full context.
+    opts.max_tokens = f.n_predict >= 0 ? f.n_predict : session->context();
+
+    std::string text;
+    const auto stats = session->generate(prompt, opts, [&](const TokenEvent& e) {
+        if (f.json) {
+            text += e.text;
+        } else {
+            std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+            std::fflush(stdout);
+        }
+        return true;
+    });
+
+    if (f.json) {
+        nlohmann::json out;
+        out["prompt_ids"] = prompt;
+        out["ids"] = stats.tokens;
+        out["text"] = text;
+        // Invalid UTF-8 (a model can emit any bytes) is escaped, not fatal.
+        std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+        std::printf("\n");
+    }
+    std::fflush(stdout);  // the answer before the timings, also on a shared terminal
+    std::fprintf(stderr,
+                 "prompt: %d tokens (%d reused), %.1f tok/s | generated: %d tokens, %.1f tok/s | stop: %s | "
+                 "threads: %d | seed: %llu\n",
+                 stats.prompt_tokens, stats.reused_tokens, stats.prefill_tps(), stats.generated_tokens,
+                 stats.decode_tps(), stop_reason_name(stats.stop), session->threads(),
+                 static_cast<unsigned long long>(opts.sampling.seed));
+    if (stats.stop == StopReason::ContextFull) {
+        std::fprintf(stderr, "warning: the context (%d tokens) is full\n", session->context());
+    }
+    return 0;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+    auto f = std::make_shared<RunFlags>();
+    f->model.add(app, true);
+    app.add_option("-p,--prompt", f->prompt, "prompt text")->required();
+    app.add_option("-n,--n-predict", f->n_predict, "tokens to generate (-1: until end of generation)")
+        ->check(CLI::Range(-1, 1 << 20));
+    app.add_option("--temp", f->sampling.temperature, "temperature; 0 is greedy")->capture_default_str();
+    app.add_option("--top-k", f->sampling.top_k, "top-k; 0 is off")->capture_default_str();
+    app.add_option("--top-p", f->sampling.top_p, "top-p; 1 is off")->capture_default_str();
+    app.add_option("--min-p", f->sampling.min_p, "min-p; 0 is off")->capture_default_str();
+    app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty; 1 is off")->capture_default_str();
+    app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back")->capture_default_str();
+    app.add_option("--seed", f->seed, "random seed (default: random, printed on stderr)")->check(CLI::NonNegativeNumber);
+    app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
+    app.add_option("--system", f->system, "system message for --chat (default: the template's own)");
+    app.add_flag("--json", f->json, "print {\"prompt_ids\",\"ids\",\"text\"} instead of streaming");
+    return [f] {
+        if (!f->system.empty() && !f->chat) throw Error("--system needs --chat");
+        f->sampling.validate();
+        return run(*f);
+    };
+}
+
+}  // namespace smolinfer::cli

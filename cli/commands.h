@@ -1,0 +1,35 @@
+// The smolinfer subcommands. Each registers its flags on the parser and
+// returns the action to run once parsing succeeds.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "smolinfer/session.h"
+
+namespace smolinfer::cli {
+
+// -m, -t and (optionally) -c, shared by every subcommand.
+struct ModelFlags {
+    std::string model;
+    int threads = 0;
+    int context = 0;
+
+    void add(CLI::App& app, bool with_context);
+    std::unique_ptr<Session> open(int batch = SessionOptions{}.batch) const;
+};
+
+using Action = std::function<int()>;
+
+Action add_run(CLI::App& app);
+Action add_tokenize(CLI::App& app);
+Action add_bench(CLI::App& app);
+Action add_perplexity(CLI::App& app);
+
+// Reads a whole file; throws smolinfer::Error naming the path.
+std::string read_file(const std::string& path);
+
+}  // namespace smolinfer::cli

@@ -1,0 +1,82 @@
+// smolinfer: run, tokenize, bench and perplexity on a Llama GGUF model.
+// Errors are one line on stderr and exit code 1.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "smolinfer/error.h"
+
+namespace smolinfer::cli {
+
+void ModelFlags::add(CLI::App& app, bool with_context) {
+    app.add_option("-m,--model", model, "GGUF model file")->required();
+    app.add_option("-t,--threads", threads, "threads (default: one per hardware thread)")->check(CLI::Range(1, 256));
+    if (with_context) {
+        app.add_option("-c,--ctx-size", context, "context size in tokens (default: min(4096, the model's))")
+            ->check(CLI::Range(1, 1 << 20));
+    }
+}
+
+std::unique_ptr<Session> ModelFlags::open(int batch) const {
+    SessionOptions o;
+    o.threads = threads;
+    o.context = context;
+    o.batch = batch;
+    return Session::open_file(model, o);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read '" + path + "'");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw Error("error while reading '" + path + "'");
+    return ss.str();
+}
+
+}  // namespace smolinfer::cli
+
+int main(int argc, char** argv) {
+    using namespace smolinfer::cli;
+    CLI::App app("smolinfer: a small, exact Llama inference engine", "smolinfer");
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "smolinfer 0.1.0");
+    std::vector<std::pair<CLI::App*, Action>> actions;
+    auto add = [&](const char* name, const char* help, Action (*make)(CLI::App&)) {
+        CLI::App* sub = app.add_subcommand(name, help);
+        actions.emplace_back(sub, make(*sub));
+    };
+    add("run", "generate text from a prompt", add_run);
+    add("tokenize", "print the token ids of a text", add_tokenize);
+    add("bench", "measure prefill and decode speed", add_bench);
+    add("perplexity", "perplexity of a text file, as llama.cpp computes it", add_perplexity);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "error: %s (see 'smolinfer --help')\n", e.what());
+        return 1;
+    }
+    try {
+        for (auto& [sub, action] : actions) {
+            if (sub->parsed()) return action();
+        }
+    } catch (const smolinfer::Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "error: out of memory\n");
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 1;
+}

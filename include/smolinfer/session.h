@@ -1,0 +1,137 @@
+// smolinfer's public C++ API: load a Llama GGUF model, tokenize, and
+// generate text token by token.
+//
+//   auto s = smolinfer::Session::open_file("model.gguf", {});
+//   auto prompt = s->tokenize_chat({{"user", "Hi!"}});
+//   s->generate(prompt, {}, [](const smolinfer::TokenEvent& e) {
+//       std::cout << e.text << std::flush;
+//       return true;  // false stops
+//   });
+//
+// Every function that takes input from outside (files, text, ids, options)
+// validates it and throws smolinfer::Error with a one-line message.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "smolinfer/error.h"
+#include "smolinfer/sampling.h"
+
+namespace smolinfer {
+
+using TokenId = int32_t;
+
+struct SessionOptions {
+    int threads = 0;     // 0: one per hardware thread
+    int context = 0;     // KV cache positions; 0: min(4096, the model's training context)
+    int batch = 64;      // prompt tokens evaluated per forward pass
+};
+
+struct ModelInfo {
+    std::string name;
+    std::string architecture;
+    std::string weight_types;  // e.g. "Q4_1 x210, F32 x61, Q8_0 x1"
+    uint64_t file_bytes = 0;
+    int n_vocab = 0;
+    int n_ctx_train = 0;
+    int n_layer = 0;
+    int n_embd = 0;
+    int n_head = 0;
+    int n_head_kv = 0;
+    int n_ff = 0;
+};
+
+struct ChatMessage {
+    std::string role;  // "system", "user" or "assistant"
+    std::string content;
+};
+
+struct GenerateOptions {
+    int max_tokens = 256;
+    SamplingParams sampling;
+    bool ignore_eos = false;  // keep going past end-of-generation tokens
+};
+
+// One step of streamed output. `text` is whole UTF-8 characters only: bytes
+// of a character split across tokens are held back until it is complete.
+// The last event of a generation may carry held-back bytes with token = -1.
+struct TokenEvent {
+    TokenId token;
+    std::string_view text;
+};
+using TokenCallback = std::function<bool(const TokenEvent&)>;  // return false to stop
+
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped };
+const char* stop_reason_name(StopReason r);
+
+struct GenerationStats {
+    int prompt_tokens = 0;     // tokens in the prompt
+    int reused_tokens = 0;     // prompt tokens whose KV cache was kept from before
+    int generated_tokens = 0;  // tokens sampled (the end-of-generation token not counted)
+    double prefill_seconds = 0;
+    double decode_seconds = 0;
+    int decode_evals = 0;  // single-token forward passes timed by decode_seconds
+    StopReason stop = StopReason::MaxTokens;
+    std::vector<TokenId> tokens;  // the generated ids
+
+    double prefill_tps() const { return prefill_seconds > 0 ? (prompt_tokens - reused_tokens) / prefill_seconds : 0; }
+    double decode_tps() const { return decode_seconds > 0 ? decode_evals / decode_seconds : 0; }
+};
+
+class Session {
+public:
+    static std::unique_ptr<Session> open_file(const std::string& path, const SessionOptions& options);
+    static std::unique_ptr<Session> open_bytes(std::vector<uint8_t> bytes, const SessionOptions& options);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    const ModelInfo& info() const;
+    int threads() const;
+    int context() const;
+    int batch() const;  // most tokens one evaluate(..., all_logits = true) takes
+    size_t memory_bytes() const;  // KV cache and scratch (the weights stay in the file mapping)
+    // Non-empty when the chat template was not recognized and ChatML is used.
+    const std::string& chat_template_warning() const;
+
+    // add_special: BOS/EOS as the model asks. parse_special: control-token
+    // texts become those tokens.
+    std::vector<TokenId> tokenize(std::string_view text, bool add_special = true, bool parse_special = true) const;
+    // The conversation in the model's chat format, ready for generate().
+    std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+    // special: render control tokens as their text.
+    std::string detokenize(std::span<const TokenId> ids, bool special = false) const;
+    bool is_end_of_generation(TokenId id) const;
+
+    // Evaluates `prompt` and samples up to max_tokens. When the prompt starts
+    // with the tokens already in the KV cache (the previous prompt and
+    // answer, in a chat), only the new tokens are evaluated.
+    GenerationStats generate(std::span<const TokenId> prompt, const GenerateOptions& options,
+                             const TokenCallback& on_token);
+
+    // Makes a running generate() return after the current token. Thread-safe.
+    void stop();
+
+    // Low level: appends tokens to the sequence and returns their logits, one
+    // row of n_vocab per token when all_logits, else the last token's row.
+    // The span is valid until the next call.
+    std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits);
+    // Forgets the sequence (the KV cache is reused from position 0).
+    void reset();
+    const std::vector<TokenId>& sequence() const;
+
+    struct Impl;  // defined in the library; not part of the API
+
+private:
+    explicit Session(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace smolinfer

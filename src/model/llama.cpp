@@ -1,0 +1,120 @@
+#include "model/llama.h"
+
+#include <algorithm>
+
+#include "model/attention.h"
+#include "model/ops.h"
+#include "quant/fp16.h"
+#include "quant/reference.h"
+#include "runtime/thread_pool.h"
+#include "smolinfer/error.h"
+
+namespace smolinfer::model {
+
+namespace {
+constexpr int kMaxHeadDim = 512;  // attention keeps one query head on the stack
+}
+
+std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes) {
+    auto m = std::shared_ptr<LlamaModel>(new LlamaModel());
+    m->bytes_ = std::move(bytes);
+    m->file_ = gguf::File::parse(m->bytes_->bytes());
+    m->config_ = LlamaConfig::from_gguf(m->file_);
+    if (m->config_.head_dim > kMaxHeadDim) {
+        throw Error("unsupported model: head size " + std::to_string(m->config_.head_dim) + " (at most " +
+                    std::to_string(kMaxHeadDim) + ")");
+    }
+    m->weights_ = LlamaWeights::bind(m->file_, m->config_);
+    return m;
+}
+
+Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_batch)
+    : model_(std::move(model)),
+      max_batch_(max_batch),
+      cache_(model_->config().n_layer, n_ctx, model_->config().kv_dim()),
+      matmul_(max_batch, std::max({model_->config().n_embd, model_->config().n_ff, model_->config().q_dim()})) {
+    const LlamaConfig& c = model_->config();
+    const size_t b = size_t(max_batch);
+    x_.resize(b * size_t(c.n_embd));
+    xn_.resize(b * size_t(std::max(c.n_embd, c.q_dim())));
+    q_.resize(b * size_t(c.q_dim()));
+    k_.resize(b * size_t(c.kv_dim()));
+    v_.resize(b * size_t(c.kv_dim()));
+    att_.resize(b * size_t(c.q_dim()));
+    gate_.resize(b * size_t(c.n_ff));
+    up_.resize(b * size_t(c.n_ff));
+    logits_.resize(b * size_t(c.n_vocab));
+}
+
+size_t Forward::memory_bytes() const {
+    size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
+                    up_.size() + logits_.size() + scores_.size();
+    return cache_.bytes() + floats * sizeof(float);
+}
+
+void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
+    const LlamaConfig& c = model_->config();
+    const LayerWeights& w = model_->weights().layers[size_t(il)];
+    const size_t E = size_t(c.n_embd), Q = size_t(c.q_dim()), KV = size_t(c.kv_dim()), F = size_t(c.n_ff);
+
+    // Attention block.
+    for (int t = 0; t < n; ++t) rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps);
+    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}});
+    for (int t = 0; t < n; ++t) {
+        for (int h = 0; h < c.n_head; ++h) rope(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, pos + t, c.rope_base, c.rope_scale);
+        for (int h = 0; h < c.n_head_kv; ++h) rope(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, pos + t, c.rope_base, c.rope_scale);
+        uint16_t* kc = cache_.k(il, pos + t);
+        uint16_t* vc = cache_.v(il, pos + t);
+        for (size_t i = 0; i < KV; ++i) {
+            kc[i] = quant::f32_to_fp16(k_[t * KV + i]);
+            vc[i] = quant::f32_to_fp16(v_[t * KV + i]);
+        }
+    }
+    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim};
+    const size_t n_items = size_t(n) * size_t(c.n_head);
+    pool.run([&](int thread, int n_threads) {
+        float* scores = &scores_[size_t(thread) * size_t(cache_.n_ctx())];
+        for (size_t item = size_t(thread); item < n_items; item += size_t(n_threads)) {
+            const int t = int(item / size_t(c.n_head));
+            const int h = int(item % size_t(c.n_head));
+            const size_t off = size_t(t) * Q + size_t(h * c.head_dim);
+            attend_head(cache_, il, shape, h, pos + t, &q_[off], &att_[off], scores);
+        }
+    });
+    matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}});
+    for (int t = 0; t < n; ++t) add(&x_[t * E], &xn_[t * E], E);
+
+    // Feed-forward block.
+    for (int t = 0; t < n; ++t) rms_norm(&x_[t * E], w.ffn_norm.data(), &xn_[t * E], E, c.rms_eps);
+    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}});
+    for (int t = 0; t < n; ++t) swiglu(&gate_[t * F], &up_[t * F], F);
+    matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}});
+    for (int t = 0; t < n; ++t) add(&x_[t * E], &xn_[t * E], E);
+}
+
+std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const int32_t> tokens, int pos, bool all_logits) {
+    const LlamaConfig& c = model_->config();
+    const LlamaWeights& w = model_->weights();
+    const int n = int(tokens.size());
+    const size_t E = size_t(c.n_embd);
+    if (score_threads_ != pool.size()) {
+        score_threads_ = pool.size();
+        scores_.assign(size_t(score_threads_) * size_t(cache_.n_ctx()), 0.0f);
+    }
+
+    for (int t = 0; t < n; ++t) {
+        quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(tokens[size_t(t)]), &x_[t * E], E);
+    }
+    for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, pos);
+
+    // Only the rows whose logits are wanted go through the output matrix.
+    const int first = all_logits ? 0 : n - 1;
+    const int rows = n - first;
+    for (int t = first; t < n; ++t) {
+        rms_norm(&x_[t * E], w.output_norm.data(), &xn_[size_t(t - first) * E], E, c.rms_eps);
+    }
+    matmul_.run(pool, xn_.data(), rows, c.n_embd, {{&w.output, logits_.data()}});
+    return {logits_.data(), size_t(rows) * size_t(c.n_vocab)};
+}
+
+}  // namespace smolinfer::model

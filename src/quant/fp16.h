@@ -1,0 +1,82 @@
+// IEEE half and bfloat16 <-> float conversions, exact (round to nearest even),
+// so that values stored in the KV cache or quant scales are bit-identical to
+// what the hardware converters used by llama.cpp produce.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace smolinfer::quant {
+
+inline float bits_to_f32(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+inline uint32_t f32_to_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+inline float fp16_to_f32(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    const uint32_t man = h & 0x3ffu;
+    if (exp == 0x1f) {  // inf or nan
+        return bits_to_f32(sign | 0x7f800000u | (man << 13));
+    }
+    if (exp != 0) {
+        return bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
+    }
+    // zero or subnormal: value = man * 2^-24, exact in float
+    const float mag = float(man) * 5.9604644775390625e-08f;
+    return (sign != 0u) ? -mag : mag;
+}
+
+inline uint16_t f32_to_fp16(float f) {
+    const uint32_t x = f32_to_bits(f);
+    const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+    const uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) {  // inf or nan; keep nan quiet
+        return uint16_t(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0u));
+    }
+    if (ax >= 0x477ff000u) {  // rounds to >= 65520: overflow to inf
+        return uint16_t(sign | 0x7c00u);
+    }
+    if (ax < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+        if (ax < 0x33000000u) {  // below half of the smallest subnormal: rounds to zero
+            return sign;
+        }
+        const uint32_t e = ax >> 23;
+        const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+        const uint32_t shift = 126u - e;  // 14..24 bits drop out
+        uint32_t h = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1u);
+        const uint32_t half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u))) {
+            ++h;
+        }
+        return uint16_t(sign | h);
+    }
+    // normal: rebias exponent, round the 13 dropped mantissa bits to nearest even
+    uint32_t h = ((ax >> 13) - (112u << 10));
+    const uint32_t rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) {
+        ++h;  // may carry into the exponent, which is the correct result
+    }
+    return uint16_t(sign | h);
+}
+
+inline float bf16_to_f32(uint16_t b) { return bits_to_f32(uint32_t(b) << 16); }
+
+inline uint16_t f32_to_bf16(float f) {
+    const uint32_t x = f32_to_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) {
+        return uint16_t((x >> 16) | 0x40u);  // quiet nan
+    }
+    return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+}  // namespace smolinfer::quant

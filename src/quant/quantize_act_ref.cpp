@@ -1,0 +1,94 @@
+// Reference activation quantizers. Rounding follows what llama.cpp does on
+// x86 (multiply by 127/amax, round half to even) so that the integer
+// activations, and hence the logits, match it as closely as possible.
+#include <cmath>
+#include <cstring>
+
+#include "quant/blocks.h"
+#include "quant/fp16.h"
+#include "quant/reference.h"
+
+namespace smolinfer::quant::ref {
+
+namespace {
+
+float abs_max(const float* x, size_t n) {
+    float amax = 0.0f;
+    for (size_t j = 0; j < n; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    return amax;
+}
+
+}  // namespace
+
+void quantize_row_q8_0(const float* x, void* dst, size_t n) {
+    auto* y = static_cast<BlockQ8_0*>(dst);
+    for (size_t i = 0; i < n / kQK32; ++i, x += kQK32) {
+        const float amax = abs_max(x, kQK32);
+        const float d = amax / 127.0f;
+        const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        for (size_t j = 0; j < kQK32; ++j) {
+            y[i].qs[j] = int8_t(std::nearbyint(x[j] * id));
+        }
+    }
+}
+
+void quantize_row_q8_1(const float* x, void* dst, size_t n) {
+    auto* y = static_cast<BlockQ8_1*>(dst);
+    for (size_t i = 0; i < n / kQK32; ++i, x += kQK32) {
+        const float amax = abs_max(x, kQK32);
+        const float d = amax / 127.0f;
+        const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
+        int sum = 0;
+        for (size_t j = 0; j < kQK32; ++j) {
+            y[i].qs[j] = int8_t(std::nearbyint(x[j] * id));
+            sum += y[i].qs[j];
+        }
+        y[i].d = f32_to_fp16(d);
+        y[i].s = f32_to_fp16(d * float(sum));
+    }
+}
+
+void quantize_row_q8_K(const float* x, void* dst, size_t n) {
+    auto* y = static_cast<BlockQ8_K*>(dst);
+    for (size_t i = 0; i < n / kQK256; ++i, x += kQK256) {
+        float amax = 0.0f;
+        float max = 0.0f;  // the signed value of largest magnitude
+        for (size_t j = 0; j < kQK256; ++j) {
+            const float ax = std::fabs(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        if (amax == 0.0f) {
+            std::memset(&y[i], 0, sizeof y[i]);
+            continue;
+        }
+        const float iscale = -127.0f / max;
+        for (size_t j = 0; j < kQK256; ++j) {
+            const int v = int(std::nearbyint(iscale * x[j]));
+            y[i].qs[j] = int8_t(v < 127 ? v : 127);
+        }
+        for (size_t g = 0; g < kQK256 / 16; ++g) {
+            int sum = 0;
+            for (size_t l = 0; l < 16; ++l) sum += y[i].qs[16 * g + l];
+            y[i].bsums[g] = int16_t(sum);
+        }
+        y[i].d = 1.0f / iscale;
+    }
+}
+
+void quantize_row_f16(const float* x, void* dst, size_t n) {
+    auto* y = static_cast<uint16_t*>(dst);
+    for (size_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
+}
+
+void quantize_row_bf16(const float* x, void* dst, size_t n) {
+    auto* y = static_cast<uint16_t*>(dst);
+    for (size_t i = 0; i < n; ++i) y[i] = f32_to_bf16(x[i]);
+}
+
+void quantize_row_f32(const float* x, void* dst, size_t n) { std::memcpy(dst, x, n * sizeof(float)); }
+
+}  // namespace smolinfer::quant::ref

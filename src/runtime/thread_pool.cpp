@@ -1,0 +1,82 @@
+#include "runtime/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SMOLINFER_PAUSE() _mm_pause()
+#else
+#define SMOLINFER_PAUSE() ((void)0)
+#endif
+
+namespace smolinfer::runtime {
+
+namespace {
+// About 50-100 microseconds of spinning before a worker goes to sleep.
+constexpr int kSpinIterations = 20000;
+}  // namespace
+
+int default_thread_count() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : int(n);
+}
+
+ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+    threads_.reserve(size_t(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadPool::~ThreadPool() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_.store(true);
+        epoch_.fetch_add(1);
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::worker(int index) {
+    uint64_t seen = 0;
+    while (true) {
+        uint64_t e = epoch_.load(std::memory_order_acquire);
+        for (int spin = 0; e == seen && spin < kSpinIterations; ++spin) {
+            SMOLINFER_PAUSE();
+            e = epoch_.load(std::memory_order_acquire);
+        }
+        if (e == seen) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            wake_.wait(lock, [&] { return epoch_.load(std::memory_order_acquire) != seen; });
+            e = epoch_.load(std::memory_order_acquire);
+        }
+        seen = e;
+        if (stop_.load()) return;
+        (*job_)(index, n_threads_);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+}
+
+void ThreadPool::run(const std::function<void(int, int)>& fn) {
+    if (n_threads_ == 1) {
+        fn(0, 1);
+        return;
+    }
+    job_ = &fn;
+    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+    {
+        // The lock orders this epoch change with a worker that is about to sleep.
+        std::lock_guard<std::mutex> lock(mutex_);
+        epoch_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    fn(0, n_threads_);
+    while (pending_.load(std::memory_order_acquire) != 0) SMOLINFER_PAUSE();
+}
+
+void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn) {
+    run([&](int i, int nt) {
+        const size_t begin = n * size_t(i) / size_t(nt);
+        const size_t end = n * size_t(i + 1) / size_t(nt);
+        if (begin < end) fn(begin, end);
+    });
+}
+
+}  // namespace smolinfer::runtime

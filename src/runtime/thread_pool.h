@@ -1,0 +1,49 @@
+// A persistent pool for data-parallel loops. The calling thread takes part
+// as worker 0. Between jobs, workers spin briefly (jobs come back to back
+// during a forward pass) and then sleep, so an idle engine burns no CPU.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace smolinfer::runtime {
+
+class ThreadPool {
+public:
+    // n_threads >= 1, including the caller.
+    explicit ThreadPool(int n_threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return n_threads_; }
+
+    // Calls fn(thread_index, n_threads) once on every thread and returns when
+    // all calls have returned. Not reentrant.
+    void run(const std::function<void(int, int)>& fn);
+
+    // Splits [0, n) into one contiguous range per thread: fn(begin, end).
+    void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn);
+
+private:
+    void worker(int index);
+
+    int n_threads_;
+    std::vector<std::thread> threads_;
+    const std::function<void(int, int)>* job_ = nullptr;
+    std::atomic<uint64_t> epoch_{0};
+    std::atomic<int> pending_{0};
+    std::atomic<bool> stop_{false};
+    std::mutex mutex_;
+    std::condition_variable wake_;
+};
+
+// Number of threads to use when the caller does not say: the hardware's.
+int default_thread_count();
+
+}  // namespace smolinfer::runtime

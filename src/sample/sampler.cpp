@@ -1,0 +1,117 @@
+#include "sample/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "smolinfer/error.h"
+
+namespace smolinfer {
+
+void SamplingParams::validate() const {
+    auto bad = [](const std::string& what) { throw Error("bad sampling parameter: " + what); };
+    if (!std::isfinite(temperature) || temperature < 0.0f) bad("temperature must be >= 0");
+    if (top_k < 0) bad("top-k must be >= 0");
+    if (!std::isfinite(top_p) || top_p <= 0.0f || top_p > 1.0f) bad("top-p must be in (0, 1]");
+    if (!std::isfinite(min_p) || min_p < 0.0f || min_p > 1.0f) bad("min-p must be in [0, 1]");
+    if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0.0f) bad("repeat penalty must be > 0");
+    if (repeat_last_n < 0) bad("repeat-last-n must be >= 0");
+}
+
+}  // namespace smolinfer
+
+namespace smolinfer::sample {
+
+Sampler::Sampler(const SamplingParams& params, int n_vocab) : params_(params), rng_(params.seed) {
+    params_.validate();
+    cand_.reserve(size_t(n_vocab));
+    history_.reserve(size_t(params_.repeat_last_n));
+    seen_.assign(size_t(n_vocab), 0);
+}
+
+void Sampler::accept(int32_t token) {
+    if (params_.repeat_last_n == 0) return;
+    if (history_.size() < size_t(params_.repeat_last_n)) {
+        history_.push_back(token);
+    } else {
+        history_[history_next_] = token;
+        history_next_ = (history_next_ + 1) % history_.size();
+    }
+}
+
+void Sampler::apply_repeat_penalty() {
+    if (params_.repeat_penalty == 1.0f || history_.empty()) return;
+    // cand_ is still indexed by id here. Each distinct token is penalized once.
+    for (const int32_t id : history_) {
+        if (id < 0 || size_t(id) >= cand_.size() || seen_[size_t(id)]) continue;
+        seen_[size_t(id)] = 1;
+        float& l = cand_[size_t(id)].logit;
+        l = l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+    }
+    for (const int32_t id : history_) {
+        if (id >= 0 && size_t(id) < seen_.size()) seen_[size_t(id)] = 0;
+    }
+}
+
+void Sampler::normalize() {
+    float max = cand_[0].logit;
+    for (const Candidate& c : cand_) max = std::max(max, c.logit);
+    float sum = 0.0f;
+    for (Candidate& c : cand_) {
+        c.p = std::exp(c.logit - max);
+        sum += c.p;
+    }
+    for (Candidate& c : cand_) c.p /= sum;
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+    cand_.clear();
+    for (size_t i = 0; i < logits.size(); ++i) cand_.push_back({int32_t(i), logits[i], 0.0f});
+    apply_repeat_penalty();
+
+    auto by_logit = [](const Candidate& a, const Candidate& b) {
+        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+    };
+    if (params_.temperature <= 0.0f) {
+        return std::min_element(cand_.begin(), cand_.end(), by_logit)->id;
+    }
+
+    size_t keep = cand_.size();
+    if (params_.top_k > 0 && size_t(params_.top_k) < keep) {
+        keep = size_t(params_.top_k);
+        std::partial_sort(cand_.begin(), cand_.begin() + ptrdiff_t(keep), cand_.end(), by_logit);
+    } else {
+        std::sort(cand_.begin(), cand_.end(), by_logit);
+    }
+    cand_.resize(keep);
+
+    if (params_.top_p < 1.0f) {
+        normalize();
+        float cum = 0.0f;
+        size_t n = 0;
+        while (n < cand_.size()) {
+            cum += cand_[n++].p;
+            if (cum >= params_.top_p) break;
+        }
+        cand_.resize(n);
+    }
+    if (params_.min_p > 0.0f) {
+        normalize();
+        const float threshold = params_.min_p * cand_[0].p;  // sorted: [0] is the most likely
+        size_t n = 1;
+        while (n < cand_.size() && cand_[n].p >= threshold) ++n;
+        cand_.resize(n);
+    }
+
+    for (Candidate& c : cand_) c.logit /= params_.temperature;
+    normalize();
+    const float r = rng_.uniform();
+    float cum = 0.0f;
+    for (const Candidate& c : cand_) {
+        cum += c.p;
+        if (r < cum) return c.id;
+    }
+    return cand_.back().id;  // r fell in the rounding gap above the last sum
+}
+
+}  // namespace smolinfer::sample

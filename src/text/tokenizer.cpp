@@ -1,0 +1,88 @@
+#include "text/tokenizer.h"
+
+#include <list>
+
+#include "text/bpe.h"
+#include "text/byte_encoding.h"
+#include "text/pretokenizer.h"
+
+namespace smolinfer::text {
+
+void Tokenizer::encode_plain(std::string_view text, std::vector<TokenId>& out) const {
+    std::string symbols;
+    for (const std::string& word : pretokenize(vocab_.pretokenizer(), text)) {
+        symbols.clear();
+        encode_bytes(word, symbols);
+        bpe_encode_word(vocab_, symbols, out);
+    }
+}
+
+// For each special token, longest first, every occurrence inside a remaining
+// text fragment is cut out, left to right.
+std::vector<Tokenizer::Fragment> Tokenizer::cut_specials(std::string_view text, bool parse_special) const {
+    std::list<Fragment> frags;
+    if (!text.empty()) frags.push_back({false, -1, 0, text.size()});
+
+    for (const TokenId id : vocab_.special_tokens()) {
+        const TokenKind kind = vocab_.kind(id);
+        if (!parse_special && (kind == TokenKind::Control || kind == TokenKind::Unknown)) continue;
+        const std::string& special = vocab_.text(id);
+        for (auto it = frags.begin(); it != frags.end();) {
+            if (it->is_token) {
+                ++it;
+                continue;
+            }
+            const std::string_view window = text.substr(0, it->end);
+            size_t from = it->begin;
+            for (size_t at; (at = window.find(special, from)) != std::string_view::npos;) {
+                if (at > from) frags.insert(it, {false, -1, from, at});
+                frags.insert(it, {true, id, 0, 0});
+                from = at + special.size();
+            }
+            if (from == it->end) {
+                it = frags.erase(it);
+            } else {
+                it->begin = from;
+                ++it;
+            }
+        }
+    }
+    return {frags.begin(), frags.end()};
+}
+
+std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+    return encode_pieces({PromptPiece{std::string(text), parse_special}}, add_special);
+}
+
+std::vector<TokenId> Tokenizer::encode_pieces(const std::vector<PromptPiece>& pieces, bool add_special) const {
+    std::vector<TokenId> out;
+    if (add_special && vocab_.add_bos()) out.push_back(*vocab_.bos());
+
+    // Plain text between tokens is collected across pieces and tokenized as
+    // one run, as it would be had the pieces been a single string.
+    std::string pending;
+    auto flush = [&] {
+        if (!pending.empty()) encode_plain(pending, out);
+        pending.clear();
+    };
+    for (const PromptPiece& p : pieces) {
+        if (p.is_token) {
+            flush();
+            out.push_back(p.token);
+            continue;
+        }
+        for (const Fragment& f : cut_specials(p.text, p.parse_special)) {
+            if (f.is_token) {
+                flush();
+                out.push_back(f.token);
+            } else {
+                pending.append(p.text, f.begin, f.end - f.begin);
+            }
+        }
+    }
+    flush();
+    if (add_special && vocab_.add_eos()) out.push_back(*vocab_.eos());
+    return out;
+}
+
+}  // namespace smolinfer::text
