@@ -1,38 +1,86 @@
 #include "model/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
-#include "model/ops.h"
+#include "model/exp_approx.h"
 #include "quant/fp16.h"
+#include "quant/lanes.h"
 
 namespace smolinfer::model {
 
 using quant::f32_to_fp16;
 using quant::fp16_to_f32;
 
+namespace {
+
+// sum_i a(i) * b(i) for i < n, in the order of llama.cpp's GEMM (tinyBLAS,
+// 16 lanes) or of ggml_vec_dot_f16 (4 x 16 lanes over steps of 64, a
+// remainder in double). `padded`: llama.cpp sums over a length padded with
+// zero terms (its KV cache is padded to 256 positions), so every term takes
+// the vector path. Zero terms never change an accumulator, so they are skipped.
+template <typename A, typename B>
+float dot_in_order(int n, A a, B b, AttentionOrder order, bool padded) {
+    if (order == AttentionOrder::Batch) {
+        float lanes[16] = {};
+        for (int i = 0; i < n; ++i) lanes[i % 16] = std::fma(a(i), b(i), lanes[i % 16]);
+        return quant::hsum16(lanes);
+    }
+    float acc[4][16] = {};
+    const int vector_part = padded ? n : n / 64 * 64;
+    for (int i = 0; i < vector_part; ++i) acc[(i / 16) % 4][i % 16] = std::fma(a(i), b(i), acc[(i / 16) % 4][i % 16]);
+    double sum = 0.0;
+    if (vector_part > 0) {
+        float r[16];
+        for (int l = 0; l < 16; ++l) r[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
+        sum = quant::hsum16(r);
+    }
+    for (int i = vector_part; i < n; ++i) sum += double(a(i) * b(i));
+    return float(sum);
+}
+
+}  // namespace
+
 void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, int head, int pos, const float* q,
-                 float* out, float* scores) {
+                 float* out, float* scratch, AttentionOrder order) {
     const int hd = shape.head_dim;
     const int kv_head = head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
     const float scale = 1.0f / std::sqrt(float(hd));
+    const int n = pos + 1;
+    // llama.cpp's GEMM needs the reduction length to be a multiple of 16;
+    // otherwise it also takes the dot-product path.
+    const AttentionOrder qk_order = (hd % 16 == 0) ? order : AttentionOrder::Single;
 
     float qh[512];  // head_dim is checked to be <= 512 when the model loads
     for (int i = 0; i < hd; ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
 
-    for (int t = 0; t <= pos; ++t) {
+    float* scores = scratch;
+    for (int t = 0; t < n; ++t) {
         const uint16_t* k = cache.k(layer, t) + off;
-        float dot = 0.0f;
-        for (int i = 0; i < hd; ++i) dot += qh[i] * fp16_to_f32(k[i]);
-        scores[t] = dot * scale;
+        scores[t] = dot_in_order(
+            hd, [&](int i) { return fp16_to_f32(k[i]); }, [&](int i) { return qh[i]; }, qk_order, false) * scale;
     }
-    softmax(scores, size_t(pos) + 1);
 
-    for (int i = 0; i < hd; ++i) out[i] = 0.0f;
-    for (int t = 0; t <= pos; ++t) {
-        const float w = fp16_to_f32(f32_to_fp16(scores[t]));
-        const uint16_t* v = cache.v(layer, t) + off;
-        for (int i = 0; i < hd; ++i) out[i] += w * fp16_to_f32(v[i]);
+    // Softmax as ggml_vec_soft_max_f32: exponentials in chunks of 16 from
+    // position 0, each chunk summed as a vector, the chunk sums in double.
+    float max = -INFINITY;
+    for (int t = 0; t < n; ++t) max = std::max(max, scores[t]);
+    double sum = 0.0;
+    for (int c = 0; c < n; c += 16) {
+        float chunk[16] = {};
+        for (int l = 0; l < 16 && c + l < n; ++l) chunk[l] = scores[c + l] = exp_approx(scores[c + l] - max);
+        sum += double(quant::hsum16(chunk));
+    }
+    const float inv = float(1.0 / sum);
+    // The weights as the f16 values llama.cpp multiplies the values with.
+    float* weights = scratch + n;
+    for (int t = 0; t < n; ++t) weights[t] = fp16_to_f32(f32_to_fp16(scores[t] * inv));
+
+    for (int i = 0; i < hd; ++i) {
+        out[i] = dot_in_order(
+            n, [&](int t) { return fp16_to_f32(cache.v(layer, t)[off + i]); }, [&](int t) { return weights[t]; },
+            order, true);
     }
 }
 

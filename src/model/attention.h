@@ -1,4 +1,4 @@
-// Causal multi-head attention with grouped KV heads, over the KV cache.
+// Causal multi-head attention with grouped KV heads, over the f16 KV cache.
 #pragma once
 
 #include "model/kv_cache.h"
@@ -11,13 +11,21 @@ struct AttentionShape {
     int head_dim;
 };
 
+// llama.cpp (f16 cache, flash attention off) multiplies with a blocked GEMM
+// when a forward pass has two or more tokens and with dot products for a
+// single token; the two sum in different orders, and so do we.
+enum class AttentionOrder {
+    Batch,   // 16 float lanes per output, one fused multiply-add chain each
+    Single,  // 4 x 16 lanes over steps of 64, then a fixed tree
+};
+
 // One query head of the token at position `pos` attends to cached positions
-// 0..pos of its KV head. `q` is one head (head_dim values); `out` receives
-// head_dim values; `scores` is scratch of at least pos + 1 floats.
+// 0..pos of its KV head. `q` is one head (head_dim values), `out` receives
+// head_dim values, `scratch` holds at least 2 * (pos + 64) floats.
 //
-// Rounding follows llama.cpp's F16 cache: the query is rounded to half before
-// the dot with the keys, and the softmax weights before the sum over values.
+// As llama.cpp does: the query is rounded to half before the dot with the
+// keys, and the softmax weights before the sum over values.
 void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, int head, int pos, const float* q,
-                 float* out, float* scores);
+                 float* out, float* scratch, AttentionOrder order);
 
 }  // namespace smolinfer::model

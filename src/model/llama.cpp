@@ -72,13 +72,14 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     }
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim};
     const size_t n_items = size_t(n) * size_t(c.n_head);
+    const AttentionOrder order = n >= 2 ? AttentionOrder::Batch : AttentionOrder::Single;
     pool.run([&](int thread, int n_threads) {
-        float* scores = &scores_[size_t(thread) * size_t(cache_.n_ctx())];
+        float* scratch = &scores_[size_t(thread) * 2 * size_t(cache_.n_ctx() + 64)];
         for (size_t item = size_t(thread); item < n_items; item += size_t(n_threads)) {
             const int t = int(item / size_t(c.n_head));
             const int h = int(item % size_t(c.n_head));
             const size_t off = size_t(t) * Q + size_t(h * c.head_dim);
-            attend_head(cache_, il, shape, h, pos + t, &q_[off], &att_[off], scores);
+            attend_head(cache_, il, shape, h, pos + t, &q_[off], &att_[off], scratch, order);
         }
     });
     matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}});
@@ -99,7 +100,7 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
     const size_t E = size_t(c.n_embd);
     if (score_threads_ != pool.size()) {
         score_threads_ = pool.size();
-        scores_.assign(size_t(score_threads_) * size_t(cache_.n_ctx()), 0.0f);
+        scores_.assign(size_t(score_threads_) * 2 * size_t(cache_.n_ctx() + 64), 0.0f);
     }
 
     for (int t = 0; t < n; ++t) {

@@ -2,12 +2,18 @@
 
 #include <cmath>
 
+#include "model/exp_approx.h"
+
 namespace smolinfer::model {
 
 void rms_norm(const float* x, const float* weight, float* y, size_t n, float eps) {
-    float sum = 0.0f;
-    for (size_t i = 0; i < n; ++i) sum += x[i] * x[i];
-    const float scale = 1.0f / std::sqrt(sum / float(n) + eps);
+    // Squares in float, summed in double, mean back in float: llama.cpp's
+    // rounding. Any other rounding here flips 8-bit activation codes in the
+    // next matmul and the logits drift measurably.
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
+    const float mean = float(sum / double(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
     // Normalize, then weigh: two roundings, as llama.cpp's two graph nodes do.
     for (size_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
 }
@@ -23,29 +29,15 @@ void rope(float* head, int rope_dim, int pos, float base, float scale) {
         const float s = std::sin(angle);
         const float x0 = head[i];
         const float x1 = head[i + 1];
-        head[i] = x0 * c - x1 * s;
-        head[i + 1] = x0 * s + x1 * c;
+        // The fused forms of llama.cpp's vectorized rotation.
+        head[i] = std::fma(c, x0, -(s * x1));
+        head[i + 1] = std::fma(s, x0, c * x1);
         theta *= theta_scale;
     }
 }
 
 void swiglu(float* gate, const float* up, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-        const float g = gate[i];
-        gate[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
-}
-
-void softmax(float* x, size_t n) {
-    float max = x[0];
-    for (size_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - max);
-        sum += x[i];
-    }
-    const float inv = 1.0f / sum;
-    for (size_t i = 0; i < n; ++i) x[i] *= inv;
+    for (size_t i = 0; i < n; ++i) gate[i] = silu_approx(gate[i]) * up[i];
 }
 
 void add(float* y, const float* x, size_t n) {

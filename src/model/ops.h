@@ -17,9 +17,6 @@ void rope(float* head, int rope_dim, int pos, float base, float scale);
 // gate[i] = silu(gate[i]) * up[i]
 void swiglu(float* gate, const float* up, size_t n);
 
-// In-place softmax of x[0..n).
-void softmax(float* x, size_t n);
-
 // y[i] += x[i]
 void add(float* y, const float* x, size_t n);
 

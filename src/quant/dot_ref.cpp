@@ -1,10 +1,12 @@
 // Reference dot products of a quantized weight row with a quantized
 // activation row. Within a block everything is an exact integer sum; the
 // block's float scale is applied once, as ggml does.
+#include <cmath>
 #include <cstring>
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/lanes.h"
 #include "quant/reference.h"
 
 namespace smolinfer::quant::ref {
@@ -27,71 +29,61 @@ int q5(const uint8_t* qs, uint32_t qh, size_t j) { return nibble(qs, j) | int(((
 // Sum of bsums over the 32 values of group g (two 16-value sums).
 int bsum32(const BlockQ8_K& a, int g) { return a.bsums[2 * g] + a.bsums[2 * g + 1]; }
 
+// The 32-value formats all follow llama.cpp's x86 kernel shape: lane j
+// (of 8) takes the exact integer sum of products 4j..4j+3 of each block and
+// accumulates it times d_w * d_a with a fused multiply-add; the lanes are
+// summed with hsum8 at the end. `code(x, j)` is weight quant j as an int.
+template <typename WBlock, typename ABlock, typename Code>
+float dot_blocks32(size_t n, const WBlock* x, const ABlock* y, Code code) {
+    float lanes[8] = {};
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        const float dd = fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d);
+        for (int j = 0; j < 8; ++j) {
+            int sum = 0;
+            for (int k = 4 * j; k < 4 * j + 4; ++k) sum += code(x[i], size_t(k)) * y[i].qs[k];
+            lanes[j] = std::fma(dd, float(sum), lanes[j]);
+        }
+    }
+    return hsum8(lanes);
+}
+
+// With a minimum m: sum((q*d + m) * a) = d*da*sum(q*qa) + m*(da*sum(qa)) = ... + m*s,
+// the m*s terms summed on their own (as a fused multiply-add chain).
+template <typename WBlock, typename ABlock>
+float min_terms(size_t n, const WBlock* x, const ABlock* y) {
+    float sum = 0.0f;
+    for (size_t i = 0; i < n / kQK32; ++i) sum = std::fma(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), sum);
+    return sum;
+}
+
 }  // namespace
 
 float dot_q4_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ4_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        int sumi = 0;
-        for (size_t j = 0; j < kQK32; ++j) sumi += (nibble(x[i].qs, j) - 8) * y[i].qs[j];
-        sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d));
-    }
-    return sum;
+    return dot_blocks32(n, static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a),
+                        [](const BlockQ4_0& b, size_t j) { return nibble(b.qs, j) - 8; });
 }
 
-// With a minimum m: sum((q*d + m) * a) = d*da*sum(q*qa) + m*(da*sum(qa)) = ... + m*s.
 float dot_q4_1_q8_1(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_1*>(w);
     const auto* y = static_cast<const BlockQ8_1*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        int sumi = 0;
-        for (size_t j = 0; j < kQK32; ++j) sumi += nibble(x[i].qs, j) * y[i].qs[j];
-        sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d)) +
-               fp16_to_f32(x[i].m) * fp16_to_f32(y[i].s);
-    }
-    return sum;
+    return dot_blocks32(n, x, y, [](const BlockQ4_1& b, size_t j) { return nibble(b.qs, j); }) + min_terms(n, x, y);
 }
 
 float dot_q5_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ5_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        const uint32_t qh = load_u32(x[i].qh);
-        int sumi = 0;
-        for (size_t j = 0; j < kQK32; ++j) sumi += (q5(x[i].qs, qh, j) - 16) * y[i].qs[j];
-        sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d));
-    }
-    return sum;
+    return dot_blocks32(n, static_cast<const BlockQ5_0*>(w), static_cast<const BlockQ8_0*>(a),
+                        [](const BlockQ5_0& b, size_t j) { return q5(b.qs, load_u32(b.qh), j) - 16; });
 }
 
 float dot_q5_1_q8_1(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ5_1*>(w);
     const auto* y = static_cast<const BlockQ8_1*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        const uint32_t qh = load_u32(x[i].qh);
-        int sumi = 0;
-        for (size_t j = 0; j < kQK32; ++j) sumi += q5(x[i].qs, qh, j) * y[i].qs[j];
-        sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d)) +
-               fp16_to_f32(x[i].m) * fp16_to_f32(y[i].s);
-    }
-    return sum;
+    return dot_blocks32(n, x, y, [](const BlockQ5_1& b, size_t j) { return q5(b.qs, load_u32(b.qh), j); }) +
+           min_terms(n, x, y);
 }
 
 float dot_q8_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ8_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        int sumi = 0;
-        for (size_t j = 0; j < kQK32; ++j) sumi += x[i].qs[j] * y[i].qs[j];
-        sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d));
-    }
-    return sum;
+    return dot_blocks32(n, static_cast<const BlockQ8_0*>(w), static_cast<const BlockQ8_0*>(a),
+                        [](const BlockQ8_0& b, size_t j) { return int(b.qs[j]); });
 }
 
 // K-quants with a minimum: value = d*sc*q - dmin*mn. The minimum's share,

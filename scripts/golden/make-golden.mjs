@@ -1,0 +1,474 @@
+// Reference golden-file generator for smolinfer.
+//
+// Runs llama.cpp (through node-llama-cpp, pinned in package.json) on the real
+// SmolLM2-135M-Instruct Q4_1 model and writes small JSON golden files that the
+// C++ tests compare against:
+//
+//   tokenizer.json   token ids for every string of tokenizer-strings.json
+//   generation.json  greedy continuations (+ top-10 logprobs) of prompts.json
+//   perplexity.json  llama-perplexity style NLL over perplexity.txt
+//
+// Usage: node make-golden.mjs --model PATH [--golden-dir DIR] [--only tokenizer,generation,perplexity]
+// Normally run through scripts/make-golden.
+//
+// Environment knobs (defaults are what the committed golden files use):
+//   GOLDEN_THREADS          CPU threads for evaluation            (default 2)
+//   GOLDEN_FLASH_ATTENTION  "true" | "false" | "auto"             (default false)
+//   GOLDEN_ALLOW_MODEL_MISMATCH=1  accept a model whose sha256 differs from the pinned one
+
+import fs from "node:fs";
+import path from "node:path";
+import crypto from "node:crypto";
+import {fileURLToPath} from "node:url";
+import {getLlama, LlamaLogLevel} from "node-llama-cpp";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+const PINNED_ENGINE_VERSION = "3.21.1";
+const EXPECTED_MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+const DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
+
+const GEN_MAX_TOKENS = 64;
+const GEN_TOP_K = 10;
+const PPL_N_CTX = 512;
+
+// ---------------------------------------------------------------- arguments
+
+function parseArgs(argv) {
+    const args = {
+        model: process.env.MODEL ?? null,
+        goldenDir: path.resolve(HERE, "..", "..", "tests", "golden"),
+        only: new Set(["tokenizer", "generation", "perplexity"])
+    };
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        const next = () => {
+            if (i + 1 >= argv.length) throw new Error(`missing value for ${a}`);
+            return argv[++i];
+        };
+        if (a === "--model") args.model = next();
+        else if (a === "--golden-dir") args.goldenDir = path.resolve(next());
+        else if (a === "--only") args.only = new Set(next().split(",").map((s) => s.trim()).filter(Boolean));
+        else if (a === "-h" || a === "--help") {
+            console.log("usage: node make-golden.mjs --model PATH [--golden-dir DIR] [--only tokenizer,generation,perplexity]");
+            process.exit(0);
+        } else throw new Error(`unknown argument: ${a}`);
+    }
+    if (!args.model) throw new Error("no model given (use --model PATH or $MODEL)");
+    for (const o of args.only)
+        if (!["tokenizer", "generation", "perplexity"].includes(o)) throw new Error(`unknown output: ${o}`);
+    return args;
+}
+
+function parseFlashAttention(v) {
+    if (v == null || v === "" || v === "false" || v === "0") return false;
+    if (v === "true" || v === "1") return true;
+    if (v === "auto") return "auto";
+    throw new Error(`GOLDEN_FLASH_ATTENTION must be true, false or auto (got ${v})`);
+}
+
+// ---------------------------------------------------------------- helpers
+
+function assert(cond, msg) {
+    if (!cond) throw new Error(`assertion failed: ${msg}`);
+}
+
+function sha256File(file) {
+    const hash = crypto.createHash("sha256");
+    const fd = fs.openSync(file, "r");
+    try {
+        const buf = Buffer.allocUnsafe(1 << 22);
+        let n;
+        while ((n = fs.readSync(fd, buf, 0, buf.length, null)) > 0) hash.update(buf.subarray(0, n));
+    } finally {
+        fs.closeSync(fd);
+    }
+    return hash.digest("hex");
+}
+
+function arraysEqual(a, b) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+}
+
+function elapsed(t0) {
+    return `${((performance.now() - t0) / 1000).toFixed(2)}s`;
+}
+
+function log(msg) {
+    process.stderr.write(`[make-golden] ${msg}\n`);
+}
+
+// Round to 9 significant digits: far more than float32 logits carry, and it keeps
+// the files stable and readable.
+function num(x) {
+    assert(Number.isFinite(x), `non-finite number ${x}`);
+    return Number(x.toPrecision(9));
+}
+
+// ---------------------------------------------------------------- JSON output
+// Hand-rolled pretty printer: one case (or one logprob row) per line so diffs stay small.
+// Invisible characters (controls, format characters, separators other than U+0020,
+// variation selectors) are written as \u escapes.
+
+const INVISIBLE = /[\p{C}\p{Z}\uFE0E\uFE0F]/gu;
+
+function jsonString(s) {
+    return JSON.stringify(s).replace(INVISIBLE, (ch) => {
+        if (ch === " ") return ch;
+        let out = "";
+        for (let i = 0; i < ch.length; i++) out += "\\u" + ch.charCodeAt(i).toString(16).padStart(4, "0");
+        return out;
+    });
+}
+
+function jsonValue(v) {
+    if (typeof v === "string") return jsonString(v);
+    if (Array.isArray(v)) return "[" + v.map(jsonValue).join(", ") + "]";
+    if (v !== null && typeof v === "object")
+        return "{" + Object.entries(v).map(([k, x]) => `${jsonString(k)}: ${jsonValue(x)}`).join(", ") + "}";
+    return JSON.stringify(v);
+}
+
+function jsonBlock(v, indent) {
+    // multi-line object whose values are rendered by jsonValue, except values that are Raw
+    const pad = " ".repeat(indent);
+    const entries = Object.entries(v).map(([k, x]) => {
+        const rendered = x instanceof Raw ? x.text : jsonValue(x);
+        return `${pad}  ${jsonString(k)}: ${rendered}`;
+    });
+    return "{\n" + entries.join(",\n") + "\n" + pad + "}";
+}
+
+class Raw {
+    constructor(text) {
+        this.text = text;
+    }
+}
+
+function linesArray(items, indent, render = jsonValue) {
+    if (items.length === 0) return "[]";
+    const pad = " ".repeat(indent + 2);
+    return "[\n" + items.map((x) => pad + render(x)).join(",\n") + "\n" + " ".repeat(indent) + "]";
+}
+
+function wrappedNumbers(nums, indent, perLine = 32) {
+    const rows = [];
+    for (let i = 0; i < nums.length; i += perLine) rows.push(nums.slice(i, i + perLine).join(", "));
+    if (rows.length <= 1) return "[" + (rows[0] ?? "") + "]";
+    const pad = " ".repeat(indent + 2);
+    return "[\n" + rows.map((r) => pad + r).join(",\n") + "\n" + " ".repeat(indent) + "]";
+}
+
+function writeOutput(dir, name, text) {
+    const file = path.join(dir, name);
+    const tmp = file + ".tmp";
+    JSON.parse(text); // must be valid JSON
+    fs.writeFileSync(tmp, text.endsWith("\n") ? text : text + "\n");
+    fs.renameSync(tmp, file);
+    log(`wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
+}
+
+// ---------------------------------------------------------------- main
+
+const tStart = performance.now();
+const args = parseArgs(process.argv.slice(2));
+const threads = Number(process.env.GOLDEN_THREADS ?? 2);
+assert(Number.isInteger(threads) && threads >= 1, "GOLDEN_THREADS must be a positive integer");
+const flashAttention = parseFlashAttention(process.env.GOLDEN_FLASH_ATTENTION);
+
+// the package's "exports" hide package.json; read it from the import's resolved location
+const engineDir = (() => {
+    let dir = path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp")));
+    while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
+    return dir;
+})();
+const enginePkg = JSON.parse(fs.readFileSync(path.join(engineDir, "package.json"), "utf8"));
+assert(enginePkg.name === "node-llama-cpp", `unexpected package at ${engineDir}`);
+assert(enginePkg.version === PINNED_ENGINE_VERSION,
+    `node-llama-cpp ${enginePkg.version} is installed, ${PINNED_ENGINE_VERSION} is required (run npm ci in scripts/golden)`);
+const llamaCppInfo = JSON.parse(fs.readFileSync(
+    path.join(engineDir, "llama", "llama.cpp.info.json"), "utf8"));
+
+const modelPath = path.resolve(args.model);
+assert(fs.existsSync(modelPath), `model not found: ${modelPath}`);
+let t0 = performance.now();
+const modelSha256 = sha256File(modelPath);
+log(`model ${modelPath} sha256 ${modelSha256} (${elapsed(t0)})`);
+if (modelSha256 !== EXPECTED_MODEL_SHA256) {
+    if (process.env.GOLDEN_ALLOW_MODEL_MISMATCH !== "1")
+        throw new Error(`model sha256 ${modelSha256} != pinned ${EXPECTED_MODEL_SHA256} (set GOLDEN_ALLOW_MODEL_MISMATCH=1 to override)`);
+    log("WARNING: model sha256 differs from the pinned one");
+}
+
+const llamaLogs = [];
+const llama = await getLlama({
+    gpu: false,
+    build: "never",
+    logLevel: LlamaLogLevel.debug,
+    logger: (level, message) => {
+        llamaLogs.push(message);
+        if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) process.stderr.write(message);
+    }
+});
+const model = await llama.loadModel({modelPath});
+
+const loadedCpuBackend = (llamaLogs.join("").match(/loaded CPU backend from \S*?(libggml-cpu-[\w-]+)\.so/) ?? [])[1] ?? null;
+
+const sourceBase = {
+    engine: `node-llama-cpp ${enginePkg.version}`,
+    llama_cpp: llamaCppInfo.tag,
+    llama_cpp_repo: llamaCppInfo.llamaCppGithubRepo
+};
+const tokenizeNote = "model.tokenize(text, parse_special) = common_tokenize(vocab, text, add_special=false, parse_special)";
+
+// sanity checks on the tokenizer configuration this generator relies on
+const ggmlTok = model.fileInfo.metadata.tokenizer.ggml;
+assert(ggmlTok.add_bos_token === false, "model is expected to have add_bos_token=false");
+assert(model.tokens.shouldPrependBosToken === false, "node-llama-cpp should not prepend BOS for this model");
+
+const IM_START = model.tokenize("<|im_start|>", true);
+const IM_END = model.tokenize("<|im_end|>", true);
+assert(IM_START.length === 1 && IM_END.length === 1, "ChatML markers must be single special tokens");
+
+function readJson(name) {
+    return JSON.parse(fs.readFileSync(path.join(args.goldenDir, name), "utf8"));
+}
+
+// ---------------------------------------------------------------- tokenizer
+
+if (args.only.has("tokenizer")) {
+    t0 = performance.now();
+    const strings = readJson("tokenizer-strings.json");
+    assert(Array.isArray(strings) && strings.every((s) => typeof s === "string"), "tokenizer-strings.json must be an array of strings");
+    const cases = [];
+    let extra = 0;
+    for (const text of strings) {
+        const special = model.tokenize(text, true);
+        cases.push({text, parse_special: true, ids: special});
+        const plain = model.tokenize(text, false);
+        if (text.includes("<|") || text.includes("|>") || !arraysEqual(special, plain)) {
+            cases.push({text, parse_special: false, ids: plain});
+            extra++;
+        }
+    }
+    const out = jsonBlock({
+        source: {...sourceBase, tokenize: tokenizeNote},
+        model_sha256: modelSha256,
+        cases: new Raw(linesArray(cases, 2))
+    }, 0);
+    writeOutput(args.goldenDir, "tokenizer.json", out);
+    log(`tokenizer: ${strings.length} strings, ${cases.length} cases (${extra} with parse_special=false) in ${elapsed(t0)}`);
+}
+
+// ---------------------------------------------------------------- context
+
+let context = null;
+let sequence = null;
+const contextOptions = {contextSize: 1024, batchSize: 512, threads, flashAttention};
+if (args.only.has("generation") || args.only.has("perplexity")) {
+    context = await model.createContext({...contextOptions, sequences: 1});
+    sequence = context.getSequence();
+    const fa = (() => {
+        const logs = llamaLogs.join("");
+        if (/Flash Attention enabled/.test(logs)) return true;
+        if (/flash_attn\s*=\s*disabled/.test(logs)) return false;
+        return null;
+    })();
+    log(`context: size ${context.contextSize}, batch ${context.batchSize}, threads ${context.currentThreads}, ` +
+        `flashAttention option ${JSON.stringify(flashAttention)} -> effective ${fa}, cpu backend ${loadedCpuBackend}`);
+    contextOptions.effectiveFlashAttention = fa;
+    assert(context.contextSize === contextOptions.contextSize, `context size is ${context.contextSize}`);
+}
+
+function contextSource(extra = {}) {
+    return {
+        ...sourceBase,
+        context: {
+            contextSize: context.contextSize,
+            batchSize: context.batchSize,
+            threads: contextOptions.threads,
+            flashAttention: contextOptions.flashAttention,
+            flashAttentionEffective: contextOptions.effectiveFlashAttention,
+            sequences: 1,
+            kvCacheType: "f16 (default)",
+            gpu: false
+        },
+        cpu_backend: loadedCpuBackend,
+        ...extra
+    };
+}
+
+// ---------------------------------------------------------------- generation
+
+function topLogprobs(probabilities, k) {
+    // probabilities: Map token -> softmax probability (float32 softmax of the raw logits,
+    // computed by the addon). Re-sort with a deterministic tie-break (lower id first).
+    const all = Array.from(probabilities.entries());
+    all.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
+    return all.slice(0, k).map(([id, p]) => [id, num(Math.log(p))]);
+}
+
+function chatPromptIds(text, system) {
+    // Mirrors the SmolLM2 ChatML template, with user/system text tokenized as plain
+    // text (parse_special=false). Each plain-text run between two markers is tokenized
+    // as ONE run, exactly like llama.cpp does after splitting on special tokens.
+    const sys = system ?? DEFAULT_SYSTEM;
+    const plain = (s) => model.tokenize(s, false);
+    return [
+        ...IM_START, ...plain("system\n" + sys), ...IM_END, ...plain("\n"),
+        ...IM_START, ...plain("user\n" + text), ...IM_END, ...plain("\n"),
+        ...IM_START, ...plain("assistant\n")
+    ];
+}
+
+function chatPromptString(text, system) {
+    const sys = system ?? DEFAULT_SYSTEM;
+    return `<|im_start|>system\n${sys}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`;
+}
+
+if (args.only.has("generation")) {
+    t0 = performance.now();
+    const prompts = readJson("prompts.json");
+    const cases = [];
+    for (const p of prompts) {
+        assert(typeof p.name === "string" && typeof p.text === "string", "prompt needs name and text");
+        assert(p.mode === "raw" || p.mode === "chat", `prompt ${p.name}: mode must be raw or chat`);
+        assert(p.mode === "chat" || p.system == null, `prompt ${p.name}: system is only valid in chat mode`);
+        let promptIds;
+        if (p.mode === "raw") {
+            promptIds = model.tokenize(p.text, true);
+        } else {
+            promptIds = chatPromptIds(p.text, p.system);
+            const hasMarkers = (s) => !arraysEqual(model.tokenize(s, true), model.tokenize(s, false));
+            const naive = model.tokenize(chatPromptString(p.text, p.system), true);
+            if (!hasMarkers(p.text) && !hasMarkers(p.system ?? DEFAULT_SYSTEM))
+                assert(arraysEqual(promptIds, naive), `prompt ${p.name}: piecewise ChatML tokenization != tokenize(template, true)`);
+            else
+                log(`prompt ${p.name}: text contains special markers; kept as plain text ` +
+                    `(${promptIds.length} ids vs ${naive.length} with parse_special on the whole string)`);
+        }
+
+        await sequence.clearHistory();
+        assert(sequence.nextTokenIndex === 0, "sequence must be empty");
+        const ids = [];
+        const rows = [];
+        let stoppedAtEog = false;
+        const tc = performance.now();
+        for await (const out of sequence.evaluateWithMetadata(promptIds, {probabilities: true},
+            {temperature: 0, yieldEogToken: true})) {
+            const top = topLogprobs(out.probabilities, GEN_TOP_K);
+            assert(top[0][0] === out.token, `prompt ${p.name}: greedy token ${out.token} is not the argmax ${top[0][0]}`);
+            ids.push(out.token);
+            rows.push(top);
+            if (model.isEogToken(out.token)) {
+                stoppedAtEog = true;
+                break;
+            }
+            if (ids.length >= GEN_MAX_TOKENS) break;
+        }
+        log(`generation ${p.name}: ${promptIds.length} prompt ids, ${ids.length} generated` +
+            `${stoppedAtEog ? " (EOG)" : ""} in ${elapsed(tc)}: ${JSON.stringify(model.detokenize(ids, true))}`);
+        cases.push({
+            name: p.name,
+            mode: p.mode,
+            text: p.text,
+            system: p.system ?? null,
+            prompt_string: p.mode === "chat" ? chatPromptString(p.text, p.system) : p.text,
+            prompt_ids: promptIds,
+            ids,
+            stopped_at_eog: stoppedAtEog,
+            output_text: model.detokenize(ids, false),
+            top_logprobs: rows
+        });
+    }
+    const renderCase = (c) => {
+        const rest = {...c};
+        delete rest.top_logprobs;
+        const head = Object.entries(rest).map(([k, v]) => `      ${jsonString(k)}: ${jsonValue(v)}`);
+        head.push(`      "top_logprobs": ${linesArray(c.top_logprobs, 6)}`);
+        return "{\n" + head.join(",\n") + "\n    }";
+    };
+    const out = jsonBlock({
+        source: contextSource({
+            sampling: "greedy (temperature 0), no repeat penalty, no token bias; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
+            top_logprobs: "natural log of the softmax probability of the raw logits, 10 most likely tokens per generated position, ties broken by lower id",
+            chat_template: "SmolLM2 ChatML; template parts parse_special=true, system/user text parse_special=false (see prompt construction in make-golden.mjs)",
+            tokenize: tokenizeNote
+        }),
+        model_sha256: modelSha256,
+        context_size: context.contextSize,
+        max_new_tokens: GEN_MAX_TOKENS,
+        eog_ids: Array.from(model.iterateAllTokens()).filter((t) => model.isEogToken(t)),
+        cases: new Raw(linesArray(cases, 2, renderCase))
+    }, 0);
+    writeOutput(args.goldenDir, "generation.json", out);
+    log(`generation: ${cases.length} prompts, ${cases.filter((c) => c.stopped_at_eog).length} stopped at EOG, in ${elapsed(t0)}`);
+}
+
+// ---------------------------------------------------------------- perplexity
+
+if (args.only.has("perplexity")) {
+    t0 = performance.now();
+    const text = fs.readFileSync(path.join(args.goldenDir, "perplexity.txt"), "utf8");
+    const tokens = model.tokenize(text, false);
+    const nChunks = Math.floor(tokens.length / PPL_N_CTX);
+    assert(nChunks >= 1, "perplexity text is shorter than one chunk");
+    const first = PPL_N_CTX / 2;
+    const chunks = [];
+    let totalNll = 0;
+    let totalCount = 0;
+    for (let c = 0; c < nChunks; c++) {
+        const tc = performance.now();
+        const chunk = tokens.slice(c * PPL_N_CTX, (c + 1) * PPL_N_CTX);
+        await sequence.clearHistory();
+        assert(sequence.nextTokenIndex === 0, "sequence must be empty");
+        // logits are requested for positions first .. n_ctx-2; position j predicts chunk[j+1]
+        const input = chunk.map((t, j) => (j >= first && j <= PPL_N_CTX - 2)
+            ? [t, {generateNext: {probabilities: true}}]
+            : t);
+        let nll = 0;
+        let count = 0;
+        const seen = new Set();
+        await sequence.controlledEvaluate(input, {
+            onTokenResult(j, result) {
+                const p = result.next.probabilities.get(chunk[j + 1]);
+                assert(p != null && p > 0, `chunk ${c} position ${j}: no probability for target token`);
+                nll -= Math.log(p);
+                count++;
+                seen.add(j);
+                result.next.probabilities = undefined; // free memory early
+            }
+        });
+        assert(count === PPL_N_CTX - 1 - first && seen.size === count, `chunk ${c}: scored ${count} positions`);
+        chunks.push({nll_sum: nll, count});
+        totalNll += nll;
+        totalCount += count;
+        log(`perplexity chunk ${c}: nll ${nll.toFixed(4)} over ${count} tokens, ppl ${Math.exp(nll / count).toFixed(4)} (${elapsed(tc)})`);
+    }
+    const ppl = Math.exp(totalNll / totalCount);
+    const out = jsonBlock({
+        source: contextSource({
+            method: "llama-perplexity style: no BOS; per chunk a fresh (cleared) sequence evaluates tokens[c*n_ctx .. c*n_ctx+n_ctx-1] in one batch; " +
+                "score -log p(tokens[c*n_ctx+j+1]) for j = n_ctx/2 .. n_ctx-2 with p the float32 softmax of the raw logits",
+            tokenize: tokenizeNote + ", parse_special=false"
+        }),
+        model_sha256: modelSha256,
+        n_ctx: PPL_N_CTX,
+        n_tokens: tokens.length,
+        n_chunks: nChunks,
+        chunks: new Raw(linesArray(chunks.map((ch) => ({nll_sum: num(ch.nll_sum), count: ch.count})), 2)),
+        total_nll: num(totalNll),
+        total_count: totalCount,
+        ppl: num(ppl),
+        token_ids: new Raw(wrappedNumbers(tokens, 2))
+    }, 0);
+    writeOutput(args.goldenDir, "perplexity.json", out);
+    log(`perplexity: ${tokens.length} tokens, ${nChunks} chunks, ppl ${ppl.toFixed(6)} in ${elapsed(t0)}`);
+}
+
+if (context) await context.dispose();
+await model.dispose();
+await llama.dispose();
+log(`done in ${elapsed(tStart)}`);

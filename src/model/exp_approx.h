@@ -1,0 +1,26 @@
+// exp(x) and silu(x) exactly as llama.cpp's AVX-512 kernels compute them
+// (ggml_v_expf: a degree-5 polynomial after range reduction, error < 1.5
+// ulp). The softmax and SwiGLU results feed 8-bit quantizers, so matching
+// these last bits keeps the logits identical to llama.cpp's.
+#pragma once
+
+#include <cmath>
+
+namespace smolinfer::model {
+
+inline float exp_approx(float x) {
+    const float r = 0x1.8p23f;
+    const float z = std::fma(x, 0x1.715476p+0f, r);
+    const float n = z - r;  // round(x / ln 2)
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+    if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                      std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                             u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+    return std::ldexp(j, int(n));
+}
+
+inline float silu_approx(float x) { return x / (1.0f + exp_approx(0.0f - x)); }
+
+}  // namespace smolinfer::model

@@ -1,0 +1,35 @@
+// A small Llama GGUF with random weights and a real byte-level BPE
+// vocabulary, written by our own GGUF writer: the seed for crafted-file
+// tests, and a model the forward pass can be checked on without the real one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_writer.h"
+#include "quant/types.h"
+
+namespace smolinfer::test {
+
+struct TinyModelSpec {
+    int n_embd = 64;
+    int n_layer = 2;
+    int n_head = 4;
+    int n_head_kv = 2;
+    int n_ff = 128;
+    int n_ctx = 256;
+    quant::Type weight_type = quant::Type::Q8_0;
+    bool tied_output = true;
+    uint32_t seed = 42;
+};
+
+// The file's writer, so a test can change any part before serializing.
+gguf::Writer tiny_llama_writer(const TinyModelSpec& spec = {});
+
+std::vector<uint8_t> tiny_llama(const TinyModelSpec& spec = {});
+
+// Writes bytes to a fresh file under the system temp directory; returns its path.
+std::string write_temp_file(const std::vector<uint8_t>& bytes, const std::string& name);
+
+}  // namespace smolinfer::test
