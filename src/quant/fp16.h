@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 namespace smolinfer::quant {
 
 inline float bits_to_f32(uint32_t u) {
@@ -20,7 +24,8 @@ inline uint32_t f32_to_bits(float f) {
     return u;
 }
 
-inline float fp16_to_f32(uint16_t h) {
+// Portable conversions; the hardware ones below give identical results.
+inline float fp16_to_f32_soft(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     const uint32_t man = h & 0x3ffu;
@@ -35,7 +40,7 @@ inline float fp16_to_f32(uint16_t h) {
     return (sign != 0u) ? -mag : mag;
 }
 
-inline uint16_t f32_to_fp16(float f) {
+inline uint16_t f32_to_fp16_soft(float f) {
     const uint32_t x = f32_to_bits(f);
     const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
     const uint32_t ax = x & 0x7fffffffu;
@@ -68,6 +73,14 @@ inline uint16_t f32_to_fp16(float f) {
     }
     return uint16_t(sign | h);
 }
+
+#if defined(__F16C__)
+inline float fp16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+inline uint16_t f32_to_fp16(float f) { return uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
+#else
+inline float fp16_to_f32(uint16_t h) { return fp16_to_f32_soft(h); }
+inline uint16_t f32_to_fp16(float f) { return f32_to_fp16_soft(f); }
+#endif
 
 inline float bf16_to_f32(uint16_t b) { return bits_to_f32(uint32_t(b) << 16); }
 

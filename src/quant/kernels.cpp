@@ -1,28 +1,68 @@
 #include "quant/kernels.h"
 
+#include "quant/dot_avx2.h"
 #include "quant/reference.h"
 
 namespace smolinfer::quant {
 
-std::optional<MatmulKernel> matmul_kernel(Type weight) {
+Isa best_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (avx2::kAvailable) {
+        static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        if (ok) return Isa::Avx2;
+    }
+#endif
+    return Isa::Reference;
+}
+
+std::string_view isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Reference: return "reference";
+        case Isa::Avx2: return "avx2";
+    }
+    return "unknown";
+}
+
+namespace {
+
+MatmulKernel reference_kernel(Type weight, Type act, QuantizeRowFn q, DotFn dot) { return {weight, act, q, dot}; }
+
+}  // namespace
+
+std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa) {
+    std::optional<MatmulKernel> k;
     switch (weight) {
-        case Type::F32: return MatmulKernel{weight, Type::F32, ref::quantize_row_f32, ref::dot_f32_f32};
-        case Type::F16: return MatmulKernel{weight, Type::F16, ref::quantize_row_f16, ref::dot_f16_f16};
-        case Type::BF16: return MatmulKernel{weight, Type::BF16, ref::quantize_row_bf16, ref::dot_bf16_bf16};
-        case Type::Q4_0: return MatmulKernel{weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q4_0_q8_0};
-        case Type::Q4_1: return MatmulKernel{weight, Type::Q8_1, ref::quantize_row_q8_1, ref::dot_q4_1_q8_1};
-        case Type::Q5_0: return MatmulKernel{weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q5_0_q8_0};
-        case Type::Q5_1: return MatmulKernel{weight, Type::Q8_1, ref::quantize_row_q8_1, ref::dot_q5_1_q8_1};
-        case Type::Q8_0: return MatmulKernel{weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q8_0_q8_0};
-        case Type::Q2_K: return MatmulKernel{weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q2_K_q8_K};
-        case Type::Q3_K: return MatmulKernel{weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q3_K_q8_K};
-        case Type::Q4_K: return MatmulKernel{weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q4_K_q8_K};
-        case Type::Q5_K: return MatmulKernel{weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q5_K_q8_K};
-        case Type::Q6_K: return MatmulKernel{weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q6_K_q8_K};
+        case Type::F32: k = reference_kernel(weight, Type::F32, ref::quantize_row_f32, ref::dot_f32_f32); break;
+        case Type::F16: k = reference_kernel(weight, Type::F16, ref::quantize_row_f16, ref::dot_f16_f16); break;
+        case Type::BF16: k = reference_kernel(weight, Type::BF16, ref::quantize_row_bf16, ref::dot_bf16_bf16); break;
+        case Type::Q4_0: k = reference_kernel(weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q4_0_q8_0); break;
+        case Type::Q4_1: k = reference_kernel(weight, Type::Q8_1, ref::quantize_row_q8_1, ref::dot_q4_1_q8_1); break;
+        case Type::Q5_0: k = reference_kernel(weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q5_0_q8_0); break;
+        case Type::Q5_1: k = reference_kernel(weight, Type::Q8_1, ref::quantize_row_q8_1, ref::dot_q5_1_q8_1); break;
+        case Type::Q8_0: k = reference_kernel(weight, Type::Q8_0, ref::quantize_row_q8_0, ref::dot_q8_0_q8_0); break;
+        case Type::Q2_K: k = reference_kernel(weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q2_K_q8_K); break;
+        case Type::Q3_K: k = reference_kernel(weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q3_K_q8_K); break;
+        case Type::Q4_K: k = reference_kernel(weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q4_K_q8_K); break;
+        case Type::Q5_K: k = reference_kernel(weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q5_K_q8_K); break;
+        case Type::Q6_K: k = reference_kernel(weight, Type::Q8_K, ref::quantize_row_q8_K, ref::dot_q6_K_q8_K); break;
         case Type::Q8_1:
         case Type::Q8_K: return std::nullopt;
     }
-    return std::nullopt;
+#if defined(__AVX2__) && defined(__FMA__)
+    if (isa == Isa::Avx2) {
+        switch (weight) {
+            case Type::Q4_0: k->dot = avx2::dot_q4_0_q8_0; break;
+            case Type::Q4_1: k->dot = avx2::dot_q4_1_q8_1; break;
+            case Type::Q5_0: k->dot = avx2::dot_q5_0_q8_0; break;
+            case Type::Q5_1: k->dot = avx2::dot_q5_1_q8_1; break;
+            case Type::Q8_0: k->dot = avx2::dot_q8_0_q8_0; break;
+            default: break;
+        }
+    }
+#else
+    (void)isa;
+#endif
+    return k;
 }
 
 }  // namespace smolinfer::quant

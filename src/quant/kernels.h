@@ -1,11 +1,12 @@
 // The matmul kernel for a weight type: which format the activation row is
 // quantized to, the quantizer, and the weight-row x activation-row dot.
-// Today these are the scalar references; SIMD kernels slot in here, each
-// tested against the reference it replaces.
+// Every instruction-set variant computes bit-identical results to the
+// scalar reference (same lanes, same fused multiply-adds, same sum order).
 #pragma once
 
 #include <cstddef>
 #include <optional>
+#include <string_view>
 
 #include "quant/types.h"
 
@@ -16,13 +17,22 @@ using DotFn = float (*)(size_t n, const void* w, const void* a);
 
 struct MatmulKernel {
     Type weight;
-    Type activation;           // block format the activation row is quantized to
-    QuantizeRowFn quantize;    // float row -> activation format
-    DotFn dot;                 // weight row . quantized activation row
+    Type activation;         // block format the activation row is quantized to
+    QuantizeRowFn quantize;  // float row -> activation format
+    DotFn dot;               // weight row . quantized activation row
 };
+
+enum class Isa {
+    Reference,  // portable scalar code
+    Avx2,       // x86-64 AVX2 + FMA
+};
+
+// The fastest variant this build and this CPU support.
+Isa best_isa();
+std::string_view isa_name(Isa isa);
 
 // Kernel for weights of `weight` type; nullopt if weights of that type cannot
 // be multiplied (Q8_1 and Q8_K exist only as activation formats).
-std::optional<MatmulKernel> matmul_kernel(Type weight);
+std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa = best_isa());
 
 }  // namespace smolinfer::quant
