@@ -93,8 +93,8 @@ int run(const BenchFlags& f) {
 Action add_bench(CLI::App& app) {
     auto f = std::make_shared<BenchFlags>();
     f->model.add(app, false);
-    app.add_option("-p,--n-prompt", f->n_prompt, "prompt tokens for the prefill test")->capture_default_str()->check(CLI::Range(0, 8192));
-    app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 8192));
+    app.add_option("-p,--n-prompt", f->n_prompt, "prompt tokens for the prefill test")->capture_default_str()->check(CLI::Range(0, 4096));
+    app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 4096));
     app.add_option("-r,--repetitions", f->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_flag("--json", f->json, "print one JSON object");
     return [f] { return run(*f); };

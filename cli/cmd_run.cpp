@@ -91,7 +91,9 @@ Action add_run(CLI::App& app) {
     app.add_option("--top-p", f->sampling.top_p, "top-p; 1 is off")->capture_default_str();
     app.add_option("--min-p", f->sampling.min_p, "min-p; 0 is off")->capture_default_str();
     app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty; 1 is off")->capture_default_str();
-    app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back")->capture_default_str();
+    app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 20));
     app.add_option("--seed", f->seed, "random seed (default: random, printed on stderr)")->check(CLI::NonNegativeNumber);
     app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
     app.add_option("--system", f->system, "system message for --chat (default: the template's own)");

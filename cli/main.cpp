@@ -23,7 +23,9 @@ std::unique_ptr<Session> ModelFlags::open(int batch) const {
     o.threads = threads;
     o.context = context;
     o.batch = batch;
-    return Session::open_file(model, o);
+    auto session = Session::open_file(model, o);
+    for (const std::string& w : session->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    return session;
 }
 
 std::string read_file(const std::string& path) {
@@ -52,6 +54,15 @@ int main(int argc, char** argv) {
     add("bench", "measure prefill and decode speed", add_bench);
     add("perplexity", "perplexity of a text file, as llama.cpp computes it", add_perplexity);
 
+    // CLI11 would only say that a subcommand is required.
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        for (const auto& [sub, action] : actions) known = known || sub->get_name() == argv[1];
+        if (!known) {
+            std::fprintf(stderr, "error: unknown command '%s' (expected run, tokenize, bench or perplexity)\n", argv[1]);
+            return 1;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -100,6 +100,8 @@ public:
     size_t memory_bytes() const;  // KV cache and scratch (the weights stay in the file mapping)
     // Non-empty when the chat template was not recognized and ChatML is used.
     const std::string& chat_template_warning() const;
+    // Problems with the file that did not stop it from loading.
+    const std::vector<std::string>& warnings() const;
 
     // add_special: BOS/EOS as the model asks. parse_special: control-token
     // texts become those tokens.

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/llama.h"
+#include "runtime/machine.h"
 #include "runtime/thread_pool.h"
 #include "sample/sampler.h"
 #include "text/chat_template.h"
@@ -54,6 +55,7 @@ struct Session::Impl {
     std::unique_ptr<text::Tokenizer> tokenizer;
     text::ChatTemplate chat;
     std::string chat_warning;
+    std::vector<std::string> warnings;
     ModelInfo info;
     runtime::ThreadPool pool;
     model::Forward forward;
@@ -62,9 +64,10 @@ struct Session::Impl {
 
     Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOptions& o, int n_ctx)
         : model(m),
-          vocab(text::Vocab::from_metadata(m->file().metadata())),
+          vocab(text::Vocab::from_metadata(m->file().metadata(), &warnings)),
           pool(o.threads > 0 ? o.threads : runtime::default_thread_count()),
           forward(m, n_ctx, o.batch) {
+        sequence.reserve(size_t(n_ctx));
         tokenizer = std::make_unique<text::Tokenizer>(vocab);
         chat = text::ChatTemplate::from_template(m->file().metadata().get_string("tokenizer.chat_template"), &chat_warning);
         const model::LlamaConfig& c = m->config();
@@ -123,6 +126,7 @@ Session::~Session() = default;
 namespace {
 
 std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileBytes> bytes, const SessionOptions& o) {
+    runtime::require_build_cpu_features();
     if (o.context < 0) throw Error("bad option: context must be >= 0");
     if (o.batch < 1 || o.batch > 4096) throw Error("bad option: batch must be in 1..4096");
     if (o.threads < 0 || o.threads > 256) throw Error("bad option: threads must be in 0..256");
@@ -132,6 +136,14 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
     if (n_ctx > n_ctx_train) {
         throw Error("context " + std::to_string(n_ctx) + " exceeds the model's training context " +
                     std::to_string(n_ctx_train));
+    }
+    const model::LlamaConfig& c = model->config();
+    const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim());
+    const uint64_t memory = runtime::physical_memory_bytes();
+    if (memory != 0 && kv_bytes > memory) {
+        throw Error("a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_bytes >> 20) +
+                    " MiB of KV cache, more than this machine's " + std::to_string(memory >> 20) +
+                    " MiB (use a smaller context, -c)");
     }
     return std::make_unique<Session::Impl>(model, o, n_ctx);
 }
@@ -157,6 +169,7 @@ int Session::context() const { return impl_->forward.n_ctx(); }
 int Session::batch() const { return impl_->forward.max_batch(); }
 size_t Session::memory_bytes() const { return impl_->forward.memory_bytes(); }
 const std::string& Session::chat_template_warning() const { return impl_->chat_warning; }
+const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
 
 std::vector<TokenId> Session::tokenize(std::string_view text, bool add_special, bool parse_special) const {
     return impl_->tokenizer->encode(text, add_special, parse_special);
@@ -211,7 +224,10 @@ GenerationStats Session::generate(std::span<const TokenId> prompt, const Generat
     std::span<const float> logits = s.evaluate(prompt.subspan(keep), false);
     st.prefill_seconds = seconds_since(t0);
 
-    sample::Sampler sampler(options.sampling, s.info.n_vocab);
+    // The penalty cannot look further back than the context holds.
+    SamplingParams sampling = options.sampling;
+    sampling.repeat_last_n = std::min(sampling.repeat_last_n, s.forward.n_ctx());
+    sample::Sampler sampler(sampling, s.info.n_vocab);
     for (const TokenId t : prompt) sampler.accept(t);
     text::StreamDecoder decoder(s.vocab);
     std::string piece;

@@ -44,6 +44,12 @@ public:
         return v;
     }
 
+    std::span<const uint8_t> take(uint64_t n) {
+        const auto out = bytes_.subspan(pos_, n);
+        pos_ += n;
+        return out;
+    }
+
     std::string_view read_string(const std::string& what, uint64_t max_len = kMaxStringBytes) {
         const uint64_t at = pos_;
         const uint64_t len = read<uint64_t>(what + " length");
@@ -113,11 +119,11 @@ Scalar read_scalar(Cursor& c, ValueType t, const std::string& what) {
 }
 
 Value read_value(Cursor& c, const std::string& key) {
-    const std::string what = "value of '" + key + "'";
+    const std::string what = "value of " + quoted(key);
     const uint64_t type_at = c.pos();
-    const uint32_t raw_type = c.read<uint32_t>("type of '" + key + "'");
+    const uint32_t raw_type = c.read<uint32_t>("type of " + quoted(key));
     if (!valid_value_type(raw_type)) {
-        throw Error("bad GGUF file: metadata '" + key + "' has unknown value type " + std::to_string(raw_type) +
+        throw Error("bad GGUF file: metadata " + quoted(key) + " has unknown value type " + std::to_string(raw_type) +
                     " at offset " + hex_offset(type_at));
     }
     Value v;
@@ -127,26 +133,41 @@ Value read_value(Cursor& c, const std::string& key) {
         return v;
     }
     const uint64_t elem_at = c.pos();
-    const uint32_t raw_elem = c.read<uint32_t>("element type of '" + key + "'");
+    const uint32_t raw_elem = c.read<uint32_t>("element type of " + quoted(key));
     if (!valid_value_type(raw_elem)) {
-        throw Error("bad GGUF file: array '" + key + "' has unknown element type " + std::to_string(raw_elem) +
+        throw Error("bad GGUF file: array " + quoted(key) + " has unknown element type " + std::to_string(raw_elem) +
                     " at offset " + hex_offset(elem_at));
     }
     v.elem_type = static_cast<ValueType>(raw_elem);
     if (v.elem_type == ValueType::Array) {
-        throw Error("unsupported GGUF file: array '" + key + "' at offset " + hex_offset(elem_at) +
+        throw Error("unsupported GGUF file: array " + quoted(key) + " at offset " + hex_offset(elem_at) +
                     " holds arrays (nested arrays are not supported)");
     }
     const uint64_t count_at = c.pos();
-    const uint64_t count = c.read<uint64_t>("element count of '" + key + "'");
+    const uint64_t count = c.read<uint64_t>("element count of " + quoted(key));
     if (count > c.remaining() / min_value_bytes(v.elem_type)) {
-        throw Error("bad GGUF file: array '" + key + "' at offset " + hex_offset(count_at) + " claims " +
+        throw Error("bad GGUF file: array " + quoted(key) + " at offset " + hex_offset(count_at) + " claims " +
                     std::to_string(count) + " elements but only " + std::to_string(c.remaining()) +
                     " bytes follow");
     }
-    v.items.reserve(count);
-    for (uint64_t i = 0; i < count; ++i) {
-        v.items.push_back(read_scalar(c, v.elem_type, "element " + std::to_string(i) + " of '" + key + "'"));
+    v.count = count;
+    if (v.elem_type == ValueType::String) {
+        v.strings.reserve(count);
+        for (uint64_t i = 0; i < count; ++i) {
+            v.strings.push_back(c.read_string("element " + std::to_string(i) + " of " + quoted(key)));
+        }
+    } else {
+        const uint64_t bytes = count * min_value_bytes(v.elem_type);
+        c.need(bytes, "array " + quoted(key));
+        v.raw = c.take(bytes);
+        if (v.elem_type == ValueType::Bool) {
+            for (uint64_t i = 0; i < count; ++i) {
+                if (v.raw[i] > 1) {
+                    throw Error("bad GGUF file: element " + std::to_string(i) + " of " + quoted(key) +
+                                " is a bool with value " + std::to_string(v.raw[i]));
+                }
+            }
+        }
     }
     return v;
 }
@@ -154,7 +175,7 @@ Value read_value(Cursor& c, const std::string& key) {
 std::string type_mismatch(const std::string& key, const Value& v, const char* wanted) {
     std::string got(value_type_name(v.type));
     if (v.type == ValueType::Array) got += " of " + std::string(value_type_name(v.elem_type));
-    return "bad GGUF metadata: '" + key + "' is " + got + ", expected " + wanted;
+    return "bad GGUF metadata: " + quoted(key) + " is " + got + ", expected " + wanted;
 }
 
 bool is_integer(ValueType t) {
@@ -174,6 +195,49 @@ bool is_integer(ValueType t) {
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
+
+std::string quoted(std::string_view s) {
+    constexpr size_t kMax = 80;
+    std::string out = "'";
+    for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+            out += char(c);
+        } else {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (s.size() > kMax) out += "...";
+    return out + "'";
+}
+
+Scalar Value::item(uint64_t i) const {
+    if (elem_type == ValueType::String) return strings[i];
+    const uint8_t* p = raw.data() + i * min_value_bytes(elem_type);
+    auto get = [p](auto v) {
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    switch (elem_type) {
+        case ValueType::U8: return uint64_t(get(uint8_t{}));
+        case ValueType::I8: return int64_t(get(int8_t{}));
+        case ValueType::U16: return uint64_t(get(uint16_t{}));
+        case ValueType::I16: return int64_t(get(int16_t{}));
+        case ValueType::U32: return uint64_t(get(uint32_t{}));
+        case ValueType::I32: return int64_t(get(int32_t{}));
+        case ValueType::F32: return double(get(float{}));
+        case ValueType::Bool: return get(uint8_t{}) == 1;
+        case ValueType::U64: return get(uint64_t{});
+        case ValueType::I64: return get(int64_t{});
+        case ValueType::F64: return get(double{});
+        case ValueType::String:
+        case ValueType::Array: break;
+    }
+    return uint64_t(0);
+}
 
 std::string_view value_type_name(ValueType t) {
     switch (t) {
@@ -212,7 +276,7 @@ std::optional<int64_t> Metadata::get_int(const std::string& key) const {
     if (!is_integer(v->type)) throw Error(type_mismatch(key, *v, "an integer"));
     if (const auto* u = std::get_if<uint64_t>(&v->scalar)) {
         if (*u > uint64_t(std::numeric_limits<int64_t>::max())) {
-            throw Error("bad GGUF metadata: '" + key + "' = " + std::to_string(*u) + " is out of range");
+            throw Error("bad GGUF metadata: " + quoted(key) + " = " + std::to_string(*u) + " is out of range");
         }
         return int64_t(*u);
     }
@@ -224,7 +288,7 @@ std::optional<uint64_t> Metadata::get_uint(const std::string& key) const {
     if (v == nullptr) return std::nullopt;
     if (!is_integer(v->type)) throw Error(type_mismatch(key, *v, "an integer"));
     if (const auto* i = std::get_if<int64_t>(&v->scalar)) {
-        if (*i < 0) throw Error("bad GGUF metadata: '" + key + "' = " + std::to_string(*i) + " is negative");
+        if (*i < 0) throw Error("bad GGUF metadata: " + quoted(key) + " = " + std::to_string(*i) + " is negative");
         return uint64_t(*i);
     }
     return std::get<uint64_t>(v->scalar);
@@ -234,7 +298,7 @@ std::optional<uint32_t> Metadata::get_u32(const std::string& key) const {
     auto u = get_uint(key);
     if (!u) return std::nullopt;
     if (*u > std::numeric_limits<uint32_t>::max()) {
-        throw Error("bad GGUF metadata: '" + key + "' = " + std::to_string(*u) + " is out of range");
+        throw Error("bad GGUF metadata: " + quoted(key) + " = " + std::to_string(*u) + " is out of range");
     }
     return uint32_t(*u);
 }
@@ -267,10 +331,7 @@ std::optional<std::vector<std::string_view>> Metadata::get_string_array(const st
     if (v->type != ValueType::Array || v->elem_type != ValueType::String) {
         throw Error(type_mismatch(key, *v, "an array of strings"));
     }
-    std::vector<std::string_view> out;
-    out.reserve(v->items.size());
-    for (const auto& s : v->items) out.push_back(std::get<std::string_view>(s));
-    return out;
+    return v->strings;
 }
 
 std::optional<std::vector<int64_t>> Metadata::get_int_array(const std::string& key) const {
@@ -280,11 +341,12 @@ std::optional<std::vector<int64_t>> Metadata::get_int_array(const std::string& k
         throw Error(type_mismatch(key, *v, "an array of integers"));
     }
     std::vector<int64_t> out;
-    out.reserve(v->items.size());
-    for (const auto& s : v->items) {
+    out.reserve(v->count);
+    for (uint64_t i = 0; i < v->count; ++i) {
+        const Scalar s = v->item(i);
         if (const auto* u = std::get_if<uint64_t>(&s)) {
             if (*u > uint64_t(std::numeric_limits<int64_t>::max())) {
-                throw Error("bad GGUF metadata: an element of '" + key + "' is out of range");
+                throw Error("bad GGUF metadata: an element of " + quoted(key) + " is out of range");
             }
             out.push_back(int64_t(*u));
         } else {
@@ -343,7 +405,7 @@ File File::parse(std::span<const uint8_t> bytes) {
         std::string key(c.read_string("key of metadata entry " + std::to_string(i), kMaxNameBytes));
         Value v = read_value(c, key);
         if (!f.metadata_.insert(key, std::move(v))) {
-            throw Error("bad GGUF file: duplicate metadata key '" + key + "' at offset " + hex_offset(key_at));
+            throw Error("bad GGUF file: duplicate metadata key " + quoted(key) + " at offset " + hex_offset(key_at));
         }
     }
 
@@ -363,7 +425,7 @@ File File::parse(std::span<const uint8_t> bytes) {
         const uint64_t info_at = c.pos();
         TensorInfo t;
         t.name = std::string(c.read_string("name of tensor " + std::to_string(i), kMaxNameBytes));
-        const std::string label = "tensor '" + t.name + "'";
+        const std::string label = "tensor " + quoted(t.name);
         const uint32_t n_dims = c.read<uint32_t>("dimension count of " + label);
         if (n_dims == 0 || n_dims > kMaxDims) {
             throw Error("bad GGUF file: " + label + " at offset " + hex_offset(info_at) + " has " +
@@ -415,7 +477,7 @@ File File::parse(std::span<const uint8_t> bytes) {
         const uint64_t rel = t.file_offset;
         const uint64_t avail = bytes.size() - std::min<uint64_t>(bytes.size(), f.data_offset_);
         if (rel > avail || t.n_bytes > avail - rel) {
-            throw Error("truncated GGUF file: tensor '" + t.name + "' needs bytes " +
+            throw Error("truncated GGUF file: tensor " + quoted(t.name) + " needs bytes " +
                         std::to_string(f.data_offset_ + rel) + ".." + std::to_string(f.data_offset_ + rel + t.n_bytes) +
                         " but the file ends at " + std::to_string(bytes.size()));
         }

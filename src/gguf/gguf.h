@@ -41,12 +41,24 @@ std::string_view value_type_name(ValueType t);
 // (exact), strings point into the file bytes.
 using Scalar = std::variant<uint64_t, int64_t, double, bool, std::string_view>;
 
+// Arrays are kept compact: numbers point at their bytes in the file (a
+// crafted file cannot make the parser allocate more than it reads), strings
+// are views. No nested arrays.
 struct Value {
     ValueType type = ValueType::U8;
-    ValueType elem_type = ValueType::U8;  // arrays only
-    Scalar scalar;                        // non-arrays
-    std::vector<Scalar> items;            // arrays (no nested arrays)
+    ValueType elem_type = ValueType::U8;     // arrays only
+    Scalar scalar;                           // non-arrays
+    uint64_t count = 0;                      // arrays: number of elements
+    std::span<const uint8_t> raw;            // arrays of numbers or bools: the elements as stored
+    std::vector<std::string_view> strings;   // arrays of strings
+
+    // Element i of an array, decoded.
+    Scalar item(uint64_t i) const;
 };
+
+// A string from the file as it may appear in a one-line message: quoted,
+// control and non-ASCII bytes escaped, long ones cut.
+std::string quoted(std::string_view s);
 
 // Metadata with typed getters. A getter returns nullopt for a missing key and
 // throws smolinfer::Error when the key holds the wrong type or an

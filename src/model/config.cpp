@@ -28,7 +28,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     if (!arch) throw Error("missing metadata 'general.architecture'");
     c.architecture = std::string(*arch);
     if (c.architecture != "llama") {
-        throw Error("unsupported architecture '" + c.architecture + "' (general.architecture); supported: llama");
+        throw Error("unsupported architecture " + gguf::quoted(c.architecture) + " (general.architecture); supported: llama");
     }
     c.name = std::string(md.get_string("general.name").value_or(""));
     const std::string p = c.architecture + ".";
@@ -72,7 +72,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         if (!(factor > 0.0f)) throw Error("bad metadata: rope.scaling.factor must be > 0");
         c.rope_scale = 1.0f / factor;
     } else if (scaling != "none") {
-        throw Error("unsupported RoPE scaling '" + scaling + "' (" + p + "rope.scaling.type)");
+        throw Error("unsupported RoPE scaling " + gguf::quoted(scaling) + " (" + p + "rope.scaling.type)");
     }
 
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");

@@ -68,10 +68,11 @@ LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c) {
         w.output = w.token_embd;
         w.tied_output = true;
     }
-    w.layers.resize(size_t(c.n_layer));
+    // Layer by layer, so that a block_count larger than the file's layers
+    // fails at the first missing tensor instead of allocating for all.
     for (int i = 0; i < c.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
-        LayerWeights& l = w.layers[size_t(i)];
+        LayerWeights& l = w.layers.emplace_back();
         l.attn_norm = bind_vector(file, p + "attn_norm.weight", c.n_embd);
         l.wq = bind_matrix(file, p + "attn_q.weight", c.n_embd, c.q_dim());
         l.wk = bind_matrix(file, p + "attn_k.weight", c.n_embd, c.kv_dim());

@@ -52,7 +52,7 @@ std::string type_name(uint32_t type_id) {
     if (auto t = type_traits(type_id)) {
         return std::string(t->name);
     }
-    return "type " + std::to_string(type_id);
+    return "id " + std::to_string(type_id);
 }
 
 }  // namespace smolinfer::quant

@@ -39,7 +39,7 @@ std::optional<TypeTraits> type_traits(uint32_t type_id);
 // Traits of a known type.
 const TypeTraits& traits(Type type);
 
-// Name of any type id, including unsupported ones ("type 19" when unknown).
+// Name of any type id, including unsupported ones ("id 19" when unknown).
 std::string type_name(uint32_t type_id);
 
 // Bytes taken by one row of n values; n must be a multiple of the block size.

@@ -1,5 +1,7 @@
 #include "runtime/thread_pool.h"
 
+#include <exception>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SMOLINFER_PAUSE() _mm_pause()
@@ -39,6 +41,7 @@ void ThreadPool::worker(int index) {
     while (true) {
         uint64_t e = epoch_.load(std::memory_order_acquire);
         for (int spin = 0; e == seen && spin < kSpinIterations; ++spin) {
+            if (spin % 1024 == 1023) std::this_thread::yield();  // let a busy machine's other work in
             SMOLINFER_PAUSE();
             e = epoch_.load(std::memory_order_acquire);
         }
@@ -67,8 +70,22 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
         epoch_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
-    fn(0, n_threads_);
-    while (pending_.load(std::memory_order_acquire) != 0) SMOLINFER_PAUSE();
+    std::exception_ptr failure;
+    try {
+        fn(0, n_threads_);
+    } catch (...) {
+        failure = std::current_exception();  // rethrown once the workers are done with fn
+    }
+    // Spin briefly for the others, then yield: when the machine is busy a
+    // worker may be waiting for this very core.
+    for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+        if (spin < kSpinIterations) {
+            SMOLINFER_PAUSE();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
 }
 
 void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn) {

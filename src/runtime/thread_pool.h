@@ -24,7 +24,9 @@ public:
     int size() const { return n_threads_; }
 
     // Calls fn(thread_index, n_threads) once on every thread and returns when
-    // all calls have returned. Not reentrant.
+    // all calls have returned. Not reentrant. An exception from the calling
+    // thread's share is rethrown after the others finish; fn must not throw
+    // on the other threads.
     void run(const std::function<void(int, int)>& fn);
 
     // Splits [0, n) into one contiguous range per thread: fn(begin, end).

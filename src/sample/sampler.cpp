@@ -15,7 +15,7 @@ void SamplingParams::validate() const {
     if (!std::isfinite(top_p) || top_p <= 0.0f || top_p > 1.0f) bad("top-p must be in (0, 1]");
     if (!std::isfinite(min_p) || min_p < 0.0f || min_p > 1.0f) bad("min-p must be in [0, 1]");
     if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0.0f) bad("repeat penalty must be > 0");
-    if (repeat_last_n < 0) bad("repeat-last-n must be >= 0");
+    if (repeat_last_n < 0 || repeat_last_n > (1 << 20)) bad("repeat-last-n must be in 0..1048576");
 }
 
 }  // namespace smolinfer
@@ -65,6 +65,10 @@ void Sampler::normalize() {
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
+    if (logits.size() != seen_.size()) {
+        throw Error("sampler: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
+                    std::to_string(seen_.size()));
+    }
     cand_.clear();
     for (size_t i = 0; i < logits.size(); ++i) cand_.push_back({int32_t(i), logits[i], 0.0f});
     apply_repeat_penalty();

@@ -1,26 +1,50 @@
 #include "text/chat_template.h"
 
+#include <optional>
+
 #include "smolinfer/error.h"
 
 namespace smolinfer::text {
 
 namespace {
 
-// The text of a literal '<|im_start|>system\n...<|im_end|>' inside the
-// template: the system message it inserts when the conversation has none.
-// Templates write the newline either raw or as the two characters "\n".
-std::string find_default_system(std::string_view tpl) {
-    for (const std::string_view opener : {std::string_view("<|im_start|>system\n"), std::string_view("<|im_start|>system\\n")}) {
-        for (size_t at = tpl.find(opener); at != std::string_view::npos; at = tpl.find(opener, at + 1)) {
-            const size_t begin = at + opener.size();
-            const size_t end = tpl.find("<|im_end|>", begin);
-            if (end == std::string_view::npos) break;
-            const std::string_view text = tpl.substr(begin, end - begin);
-            // A Jinja expression here (e.g. messages[0]['content']) is not a default.
-            const bool literal = text.find("{{") == std::string_view::npos && text.find("{%") == std::string_view::npos &&
-                                 text.find('\'') == std::string_view::npos && text.find('"') == std::string_view::npos;
-            if (literal && !text.empty()) return std::string(text);
+// The Jinja string literal that starts at tpl[open] (a quote character), with
+// its escapes processed; nullopt if it does not close.
+std::optional<std::string> string_literal(std::string_view tpl, size_t open) {
+    const char quote = tpl[open];
+    std::string out;
+    for (size_t i = open + 1; i < tpl.size(); ++i) {
+        const char c = tpl[i];
+        if (c == quote) return out;
+        if (c != '\\' || i + 1 == tpl.size()) {
+            out += c;
+            continue;
         }
+        switch (const char e = tpl[++i]) {
+            case 'n': out += '\n'; break;
+            case 't': out += '\t'; break;
+            case 'r': out += '\r'; break;
+            default: out += e; break;  // \\, \', \" and anything else: the character itself
+        }
+    }
+    return std::nullopt;
+}
+
+// The system message the template inserts when the conversation has none:
+// a string literal '<|im_start|>system\n...<|im_end|>...' in the template.
+// (A block built from an expression, like messages[0]['content'], is not a
+// literal and is skipped.)
+std::string find_default_system(std::string_view tpl) {
+    constexpr std::string_view kOpener = "<|im_start|>system\n";
+    constexpr std::string_view kCloser = "<|im_end|>";
+    for (size_t at = tpl.find("<|im_start|>system"); at != std::string_view::npos;
+         at = tpl.find("<|im_start|>system", at + 1)) {
+        if (at == 0 || (tpl[at - 1] != '\'' && tpl[at - 1] != '"')) continue;
+        const auto literal = string_literal(tpl, at - 1);
+        if (!literal || literal->rfind(kOpener, 0) != 0) continue;
+        const size_t end = literal->find(kCloser);
+        if (end == std::string::npos || end == kOpener.size()) continue;
+        return literal->substr(kOpener.size(), end - kOpener.size());
     }
     return {};
 }

@@ -153,7 +153,7 @@ bool is_punct_or_operator(uint32_t c) {
 }  // namespace
 
 std::optional<PreTokenizer> pretokenizer_from_name(std::string_view name) {
-    if (name == "default") return PreTokenizer::Default;
+    if (name == "default" || name.empty()) return PreTokenizer::Default;
     if (name == "gpt-2" || name == "gpt2" || name == "phi-2" || name == "jina-es" || name == "jina-de" ||
         name == "gigachat" || name == "jina-v2-es" || name == "jina-v2-de" || name == "a.x-4.0" ||
         name == "mellum") {

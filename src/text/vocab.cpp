@@ -1,7 +1,6 @@
 #include "text/vocab.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "gguf/gguf.h"
 #include "smolinfer/error.h"
@@ -39,12 +38,12 @@ int Vocab::merge_rank(std::string_view left, std::string_view right) const {
     return it == merge_ranks_.end() ? -1 : it->second;
 }
 
-Vocab Vocab::from_metadata(const gguf::Metadata& md) {
+Vocab Vocab::from_metadata(const gguf::Metadata& md, std::vector<std::string>* warnings) {
     Vocab v;
     const auto model = md.get_string("tokenizer.ggml.model");
     if (!model) throw Error("missing metadata 'tokenizer.ggml.model'");
     if (*model != "gpt2") {
-        throw Error("unsupported tokenizer.ggml.model '" + std::string(*model) + "' (supported: gpt2, byte-level BPE)");
+        throw Error("unsupported tokenizer.ggml.model " + gguf::quoted(*model) + " (supported: gpt2, byte-level BPE)");
     }
 
     const auto tokens = md.get_string_array("tokenizer.ggml.tokens");
@@ -87,10 +86,10 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
 
     const auto pre = md.get_string("tokenizer.ggml.pre");
     if (!pre) {
-        std::fprintf(stderr, "warning: no tokenizer.ggml.pre in the file; using the 'default' pre-tokenizer\n");
+        if (warnings) warnings->push_back("no tokenizer.ggml.pre in the file; using the 'default' pre-tokenizer");
     } else {
         const auto kind = pretokenizer_from_name(*pre);
-        if (!kind) throw Error("unsupported pre-tokenizer '" + std::string(*pre) + "' (tokenizer.ggml.pre)");
+        if (!kind) throw Error("unsupported pre-tokenizer " + gguf::quoted(*pre) + " (tokenizer.ggml.pre)");
         v.pre_ = *kind;
     }
 
@@ -114,7 +113,11 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md) {
     if (v.eos_) v.eog_.insert(*v.eos_);
     if (eot) v.eog_.insert(*eot);
     for (const std::string_view t : kEndOfTurnTexts) {
-        if (auto id = v.find(t)) v.eog_.insert(*id);
+        if (auto id = v.find(t)) {
+            v.eog_.insert(*id);
+            // llama.cpp treats an end-of-turn token as control whatever its type says.
+            v.kinds_[size_t(*id)] = TokenKind::Control;
+        }
     }
 
     for (size_t i = 0; i < n; ++i) {

@@ -35,7 +35,8 @@ class Vocab {
 public:
     // Throws smolinfer::Error naming the key when the metadata is missing,
     // malformed or inconsistent.
-    static Vocab from_metadata(const gguf::Metadata& md);
+    // Non-fatal problems are appended to `warnings`, if given.
+    static Vocab from_metadata(const gguf::Metadata& md, std::vector<std::string>* warnings = nullptr);
 
     size_t size() const { return texts_.size(); }
     bool valid(TokenId id) const { return id >= 0 && size_t(id) < texts_.size(); }

@@ -1,0 +1,26 @@
+#include "runtime/machine.h"
+
+#include <unistd.h>
+
+#include "smolinfer/error.h"
+
+namespace smolinfer::runtime {
+
+void require_build_cpu_features() {
+#if defined(__x86_64__) && defined(__AVX2__)
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
+        throw Error(
+            "this build of smolinfer needs a CPU with AVX2, FMA and F16C (x86-64-v3); "
+            "rebuild with -DSMOLINFER_X86_64_V3=OFF for older CPUs");
+    }
+#endif
+}
+
+uint64_t physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    return uint64_t(pages) * uint64_t(page);
+}
+
+}  // namespace smolinfer::runtime

@@ -1,0 +1,15 @@
+// What the machine offers: instruction sets and memory.
+#pragma once
+
+#include <cstdint>
+
+namespace smolinfer::runtime {
+
+// Throws smolinfer::Error when the CPU lacks an instruction set the build
+// targets (x86-64-v3: AVX2, FMA, F16C), instead of crashing on the first one.
+void require_build_cpu_features();
+
+// Physical memory, or 0 if unknown.
+uint64_t physical_memory_bytes();
+
+}  // namespace smolinfer::runtime

@@ -1,0 +1,39 @@
+// Perplexity over ~2,000 tokens of English, within 1% of llama.cpp's
+// (tests/golden/perplexity.json, written by scripts/make-golden).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "smolinfer/perplexity.h"
+#include "support/paths.h"
+
+namespace smolinfer {
+namespace {
+
+TEST(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
+    const auto golden = test::load_golden("perplexity.json");
+    const int n_ctx = golden["n_ctx"];
+    SessionOptions o;
+    o.context = n_ctx;
+    const auto session = Session::open_file(test::model_path(), o);
+    const auto tokens = golden["token_ids"].get<std::vector<TokenId>>();
+    const auto r = perplexity(*session, tokens, n_ctx);
+
+    ASSERT_EQ(r.chunks.size(), golden["chunks"].size());
+    for (size_t c = 0; c < r.chunks.size(); ++c) {
+        EXPECT_EQ(r.chunks[c].count, golden["chunks"][c]["count"].get<int>());
+        // Per token, the chunk's mean negative log-likelihood agrees to 1e-3 nats.
+        EXPECT_NEAR(r.chunks[c].nll_sum / r.chunks[c].count,
+                    golden["chunks"][c]["nll_sum"].get<double>() / golden["chunks"][c]["count"].get<double>(), 1e-3)
+            << "chunk " << c;
+    }
+    const double want = golden["ppl"];
+    std::printf("perplexity: ours %.6f, llama.cpp %.6f (%.4f%% apart)\n", r.ppl, want, 100 * std::abs(r.ppl / want - 1));
+    EXPECT_NEAR(r.ppl, want, 0.01 * want);  // the bar: within 1%
+    EXPECT_NEAR(r.ppl, want, 1e-3 * want);  // what we actually hold ourselves to
+}
+
+}  // namespace
+}  // namespace smolinfer

@@ -1,0 +1,59 @@
+// Tokenization of 496 varied strings, identical to llama.cpp
+// (tests/golden/tokenizer.json, written by scripts/make-golden).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "smolinfer/session.h"
+#include "support/paths.h"
+
+namespace smolinfer {
+namespace {
+
+std::string printable(const std::string& s) {
+    std::string out;
+    for (const unsigned char c : s) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20) out += "\\x" + std::to_string(int(c));
+        else out += char(c);
+    }
+    return out;
+}
+
+TEST(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
+    const auto golden = test::load_golden("tokenizer.json");
+    SessionOptions o;
+    o.context = 64;  // tokenizing needs no cache
+    const auto session = Session::open_file(test::model_path(), o);
+    int failures = 0;
+    size_t n = 0;
+    for (const auto& c : golden["cases"]) {
+        const std::string text = c["text"];
+        const bool special = c["parse_special"];
+        // llama.cpp's reference ran with add_special = false; this model adds no BOS anyway.
+        const auto ids = session->tokenize(text, false, special);
+        const auto want = c["ids"].get<std::vector<TokenId>>();
+        ++n;
+        if (ids != want && failures++ < 10) {
+            ADD_FAILURE() << "\"" << printable(text) << "\" (parse_special=" << special << ")\n  ours:      "
+                          << ::testing::PrintToString(ids) << "\n  llama.cpp: " << ::testing::PrintToString(want);
+        }
+    }
+    EXPECT_EQ(failures, 0) << failures << " of " << n << " strings differ";
+    EXPECT_GE(n, 300u);
+}
+
+TEST(GoldenTokenizer, PerplexityTextTokenizesExactlyAsLlamaCpp) {
+    const auto golden = test::load_golden("perplexity.json");
+    SessionOptions o;
+    o.context = 64;
+    const auto session = Session::open_file(test::model_path(), o);
+    std::ifstream in(test::golden_path("perplexity.txt"), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(session->tokenize(text, true, false), golden["token_ids"].get<std::vector<TokenId>>());
+}
+
+}  // namespace
+}  // namespace smolinfer

@@ -1,0 +1,192 @@
+// The persistent thread pool (src/runtime/thread_pool.h): coverage of
+// parallel_for, run()'s (index, count) contract, many back-to-back jobs, and
+// waking / destroying workers that have gone to sleep.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace smolinfer::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs body on another thread; a deadlock fails the test and ends the
+// process (a hung worker cannot be cancelled) instead of hanging CTest.
+template <typename F>
+void within(std::chrono::seconds limit, const char* what, F body) {
+    auto done = std::make_shared<std::promise<void>>();
+    auto fut = done->get_future();
+    std::thread t([body, done]() mutable {
+        body();
+        done->set_value();
+    });
+    if (fut.wait_for(limit) != std::future_status::ready) {
+        std::fprintf(stderr, "TIMEOUT: %s did not finish within %lld s (deadlock?)\n", what,
+                     static_cast<long long>(limit.count()));
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+    t.join();
+}
+
+TEST(ThreadPool, SizeIsAtLeastOne) {
+    EXPECT_EQ(ThreadPool(1).size(), 1);
+    EXPECT_EQ(ThreadPool(3).size(), 3);
+    EXPECT_EQ(ThreadPool(0).size(), 1);
+    EXPECT_EQ(ThreadPool(-4).size(), 1);
+    EXPECT_GE(default_thread_count(), 1);
+}
+
+TEST(ThreadPool, ParallelForCoversEveryIndexExactlyOnce) {
+    within(30s, "parallel_for coverage", [] {
+        for (int threads = 1; threads <= 4; ++threads) {
+            ThreadPool pool(threads);
+            for (const size_t n : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(7), size_t(1000)}) {
+                std::vector<std::atomic<int>> hits(n);
+                std::atomic<int> calls{0};
+                std::atomic<bool> bad_range{false};
+                pool.parallel_for(n, [&](size_t b, size_t e) {
+                    calls++;
+                    if (!(b < e && e <= n)) bad_range = true;
+                    for (size_t i = b; i < e && i < n; ++i) hits[i]++;
+                });
+                EXPECT_FALSE(bad_range) << "threads " << threads << " n " << n;
+                for (size_t i = 0; i < n; ++i) {
+                    EXPECT_EQ(hits[i].load(), 1) << "threads " << threads << " n " << n << " index " << i;
+                }
+                // One contiguous range per thread at most, and none for empty work.
+                EXPECT_LE(calls.load(), threads);
+                if (n == 0) {
+                    EXPECT_EQ(calls.load(), 0);
+                }
+                if (n >= size_t(threads)) {
+                    EXPECT_EQ(calls.load(), threads) << "every thread gets work";
+                }
+            }
+        }
+    });
+}
+
+TEST(ThreadPool, RunCallsEveryThreadOnceWithItsIndexAndCount) {
+    within(30s, "run contract", [] {
+        for (int threads = 1; threads <= 4; ++threads) {
+            ThreadPool pool(threads);
+            for (int rep = 0; rep < 20; ++rep) {
+                std::vector<std::atomic<int>> seen(static_cast<size_t>(threads));
+                std::atomic<int> wrong_count{0}, out_of_range{0};
+                std::mutex m;
+                std::set<std::thread::id> ids;
+                std::thread::id index0_thread;
+                pool.run([&](int i, int n) {
+                    if (n != threads) wrong_count++;
+                    if (i < 0 || i >= threads) {
+                        out_of_range++;
+                        return;
+                    }
+                    seen[size_t(i)]++;
+                    std::lock_guard<std::mutex> lock(m);
+                    ids.insert(std::this_thread::get_id());
+                    if (i == 0) index0_thread = std::this_thread::get_id();
+                });
+                EXPECT_EQ(wrong_count.load(), 0);
+                EXPECT_EQ(out_of_range.load(), 0);
+                for (int i = 0; i < threads; ++i) EXPECT_EQ(seen[size_t(i)].load(), 1) << "index " << i;
+                EXPECT_EQ(ids.size(), size_t(threads)) << "each index on its own thread";
+                // The caller takes part as worker 0.
+                EXPECT_EQ(index0_thread, std::this_thread::get_id());
+            }
+        }
+    });
+}
+
+TEST(ThreadPool, RunReturnsOnlyAfterAllCallsReturned) {
+    within(30s, "run completion", [] {
+        ThreadPool pool(4);
+        for (int rep = 0; rep < 50; ++rep) {
+            std::atomic<int> finished{0};
+            pool.run([&](int i, int) {
+                if (i != 0) std::this_thread::sleep_for(std::chrono::microseconds(200 * i));
+                finished++;
+            });
+            ASSERT_EQ(finished.load(), 4) << "rep " << rep;
+        }
+    });
+}
+
+TEST(ThreadPool, ThousandsOfBackToBackJobs) {
+    within(60s, "back-to-back jobs", [] {
+        // Fewer jobs for the larger pools: on a 2-core machine they are
+        // oversubscribed and every job costs scheduler round trips.
+        for (int threads = 2; threads <= 4; ++threads) {
+            const int jobs = threads == 2 ? 1500 : 250;
+            ThreadPool pool(threads);
+            std::vector<long> acc(1000, 0);
+            uint64_t total = 0;
+            for (int job = 0; job < jobs; ++job) {
+                std::atomic<uint64_t> sum{0};
+                pool.parallel_for(acc.size(), [&](size_t b, size_t e) {
+                    uint64_t local = 0;
+                    for (size_t i = b; i < e; ++i) {
+                        acc[i] += 1;  // each index owned by one thread in this job
+                        local += i;
+                    }
+                    sum += local;
+                });
+                total += sum.load();
+            }
+            // Sum of 0..999 = 499500 per job.
+            EXPECT_EQ(total, uint64_t(499500) * uint64_t(jobs));
+            for (const long a : acc) ASSERT_EQ(a, jobs);
+        }
+    });
+}
+
+TEST(ThreadPool, JobsAfterWorkersHaveGoneToSleep) {
+    within(30s, "wake after sleep", [] {
+        ThreadPool pool(3);
+        for (int round = 0; round < 3; ++round) {
+            // Well past the spin phase (tens of microseconds): workers now wait
+            // on the condition variable and must be woken.
+            std::this_thread::sleep_for(120ms);
+            std::vector<std::atomic<int>> hits(100);
+            pool.parallel_for(hits.size(), [&](size_t b, size_t e) {
+                for (size_t i = b; i < e; ++i) hits[i]++;
+            });
+            for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+        }
+    });
+}
+
+TEST(ThreadPool, DestroyedWhileWorkersSleep) {
+    within(30s, "destruction while idle", [] {
+        {
+            ThreadPool pool(4);
+            std::this_thread::sleep_for(120ms);  // never used; workers asleep
+        }
+        {
+            ThreadPool pool(4);
+            std::atomic<int> n{0};
+            pool.run([&](int, int) { n++; });
+            EXPECT_EQ(n.load(), 4);
+            std::this_thread::sleep_for(120ms);  // used once, then asleep
+        }
+        {
+            ThreadPool pool(2);
+            pool.run([](int, int) {});  // destroyed right away, workers possibly still spinning
+        }
+    });
+}
+
+}  // namespace
+}  // namespace smolinfer::runtime
