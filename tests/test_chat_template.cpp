@@ -232,16 +232,7 @@ TEST(ChatTemplateRender, UnknownRoleAndEmptyConversationThrow) {
 
 // ---------------------------------------------------------------- tokenization
 
-struct Tiny {
-    std::vector<uint8_t> bytes = test::tiny_llama();
-    gguf::File file = gguf::File::parse(bytes);
-    Vocab vocab = Vocab::from_metadata(file.metadata());
-};
-
-const Vocab& tiny_vocab() {
-    static const Tiny t;
-    return t.vocab;
-}
+using test::tiny_vocab;
 
 TEST(ChatTemplateTokens, MarkerTypedByTheUserIsNotAControlToken) {
     const Vocab& v = tiny_vocab();

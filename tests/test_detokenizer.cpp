@@ -45,16 +45,7 @@ bool valid_utf8(std::string_view s) {
     return true;
 }
 
-struct Tiny {
-    std::vector<uint8_t> bytes = test::tiny_llama();
-    gguf::File file = gguf::File::parse(bytes);
-    Vocab vocab = Vocab::from_metadata(file.metadata());
-};
-
-const Vocab& tiny_vocab() {
-    static const Tiny t;
-    return t.vocab;
-}
+using test::tiny_vocab;
 
 TokenId byte_token(uint8_t b) { return TokenId(3 + b); }
 

@@ -18,32 +18,28 @@ float abs_max(const float* x, size_t n) {
     return amax;
 }
 
+// One block of 32 to int8 codes with scale d = amax / 127 (returned).
+float quantize_block_q8(const float* x, int8_t* qs) {
+    const float amax = abs_max(x, kQK32);
+    const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
+    for (size_t j = 0; j < kQK32; ++j) qs[j] = int8_t(std::nearbyint(x[j] * id));
+    return amax / 127.0f;
+}
+
 }  // namespace
 
 void quantize_row_q8_0(const float* x, void* dst, size_t n) {
     auto* y = static_cast<BlockQ8_0*>(dst);
-    for (size_t i = 0; i < n / kQK32; ++i, x += kQK32) {
-        const float amax = abs_max(x, kQK32);
-        const float d = amax / 127.0f;
-        const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
-        y[i].d = f32_to_fp16(d);
-        for (size_t j = 0; j < kQK32; ++j) {
-            y[i].qs[j] = int8_t(std::nearbyint(x[j] * id));
-        }
-    }
+    for (size_t i = 0; i < n / kQK32; ++i, x += kQK32) y[i].d = f32_to_fp16(quantize_block_q8(x, y[i].qs));
 }
 
+// Q8_1 also keeps d * sum(codes), for weights with a minimum.
 void quantize_row_q8_1(const float* x, void* dst, size_t n) {
     auto* y = static_cast<BlockQ8_1*>(dst);
     for (size_t i = 0; i < n / kQK32; ++i, x += kQK32) {
-        const float amax = abs_max(x, kQK32);
-        const float d = amax / 127.0f;
-        const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
+        const float d = quantize_block_q8(x, y[i].qs);
         int sum = 0;
-        for (size_t j = 0; j < kQK32; ++j) {
-            y[i].qs[j] = int8_t(std::nearbyint(x[j] * id));
-            sum += y[i].qs[j];
-        }
+        for (size_t j = 0; j < kQK32; ++j) sum += y[i].qs[j];
         y[i].d = f32_to_fp16(d);
         y[i].s = f32_to_fp16(d * float(sum));
     }

@@ -95,6 +95,16 @@ gguf::Writer tiny_llama_writer(const TinyModelSpec& s) {
 
 std::vector<uint8_t> tiny_llama(const TinyModelSpec& spec) { return tiny_llama_writer(spec).to_bytes(); }
 
+const text::Vocab& tiny_vocab() {
+    struct Tiny {
+        std::vector<uint8_t> bytes = tiny_llama();
+        gguf::File file = gguf::File::parse(bytes);
+        text::Vocab vocab = text::Vocab::from_metadata(file.metadata());
+    };
+    static const Tiny t;
+    return t.vocab;
+}
+
 std::string write_temp_file(const std::vector<uint8_t>& bytes, const std::string& name) {
     const auto dir = std::filesystem::temp_directory_path() / "smolinfer-tests";
     std::filesystem::create_directories(dir);

@@ -9,6 +9,7 @@
 
 #include "gguf/gguf_writer.h"
 #include "quant/types.h"
+#include "text/vocab.h"
 
 namespace smolinfer::test {
 
@@ -28,6 +29,10 @@ struct TinyModelSpec {
 gguf::Writer tiny_llama_writer(const TinyModelSpec& spec = {});
 
 std::vector<uint8_t> tiny_llama(const TinyModelSpec& spec = {});
+
+// The vocabulary of tiny_llama() (tokens 0-2 are the control tokens
+// <|endoftext|>, <|im_start|>, <|im_end|>; 3..258 the 256 single bytes).
+const text::Vocab& tiny_vocab();
 
 // Writes bytes to a fresh file under the system temp directory; returns its path.
 std::string write_temp_file(const std::vector<uint8_t>& bytes, const std::string& name);
