@@ -19,16 +19,21 @@ namespace {
 // remainder in double). `padded`: llama.cpp sums over a length padded with
 // zero terms (its KV cache is padded to 256 positions), so every term takes
 // the vector path. Zero terms never change an accumulator, so they are skipped.
+//
+// llama.cpp accumulates with fused multiply-adds, but both factors here are
+// half-precision values (11 significant bits each), so their product is
+// exact in float and a plain multiply-then-add rounds exactly like the fused
+// form. That keeps this loop fast where there is no FMA (WebAssembly).
 template <typename A, typename B>
 float dot_in_order(int n, A a, B b, AttentionOrder order, bool padded) {
     if (order == AttentionOrder::Batch) {
         float lanes[16] = {};
-        for (int i = 0; i < n; ++i) lanes[i % 16] = std::fma(a(i), b(i), lanes[i % 16]);
+        for (int i = 0; i < n; ++i) lanes[i % 16] += a(i) * b(i);
         return quant::hsum16(lanes);
     }
     float acc[4][16] = {};
     const int vector_part = padded ? n : n / 64 * 64;
-    for (int i = 0; i < vector_part; ++i) acc[(i / 16) % 4][i % 16] = std::fma(a(i), b(i), acc[(i / 16) % 4][i % 16]);
+    for (int i = 0; i < vector_part; ++i) acc[(i / 16) % 4][i % 16] += a(i) * b(i);
     double sum = 0.0;
     if (vector_part > 0) {
         float r[16];
