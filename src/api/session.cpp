@@ -51,11 +51,11 @@ const char* stop_reason_name(StopReason r) {
 
 struct Session::Impl {
     std::shared_ptr<const model::LlamaModel> model;
+    std::vector<std::string> warnings;  // before vocab: the vocabulary's loading adds to it
     text::Vocab vocab;
     std::unique_ptr<text::Tokenizer> tokenizer;
     text::ChatTemplate chat;
     std::string chat_warning;
-    std::vector<std::string> warnings;
     ModelInfo info;
     runtime::ThreadPool pool;
     model::Forward forward;
