@@ -44,11 +44,12 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
     gate_.resize(b * size_t(c.n_ff));
     up_.resize(b * size_t(c.n_ff));
     logits_.resize(b * size_t(c.n_vocab));
+    rope_.resize(b * size_t(c.rope_dim));
 }
 
 size_t Forward::memory_bytes() const {
     size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
-                    up_.size() + logits_.size() + scores_.size();
+                    up_.size() + logits_.size() + scores_.size() + rope_.size();
     return cache_.bytes() + floats * sizeof(float);
 }
 
@@ -61,8 +62,9 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     for (int t = 0; t < n; ++t) rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps);
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}});
     for (int t = 0; t < n; ++t) {
-        for (int h = 0; h < c.n_head; ++h) rope(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, pos + t, c.rope_base, c.rope_scale);
-        for (int h = 0; h < c.n_head_kv; ++h) rope(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, pos + t, c.rope_base, c.rope_scale);
+        const float* cs = &rope_[size_t(t) * size_t(c.rope_dim)];
+        for (int h = 0; h < c.n_head; ++h) rope_rotate(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, cs);
+        for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, cs);
         uint16_t* kc = cache_.k(il, pos + t);
         uint16_t* vc = cache_.v(il, pos + t);
         for (size_t i = 0; i < KV; ++i) {
@@ -106,6 +108,7 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
     for (int t = 0; t < n; ++t) {
         quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(tokens[size_t(t)]), &x_[t * E], E);
     }
+    for (int t = 0; t < n; ++t) rope_angles(pos + t, c.rope_dim, c.rope_base, c.rope_scale, &rope_[size_t(t) * size_t(c.rope_dim)]);
     for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, pos);
 
     // Only the rows whose logits are wanted go through the output matrix.

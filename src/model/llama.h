@@ -59,6 +59,7 @@ private:
     Matmul matmul_;
     // Scratch, max_batch rows each.
     std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, logits_;
+    std::vector<float> rope_;    // (cos, sin) pairs per token of the batch
     std::vector<float> scores_;  // per thread: n_ctx floats
     int score_threads_ = 0;
 };

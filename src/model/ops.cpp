@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/exp_approx.h"
+#include "model/sincos.h"
 
 namespace smolinfer::model {
 
@@ -18,21 +19,25 @@ void rms_norm(const float* x, const float* weight, float* y, size_t n, float eps
     for (size_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
 }
 
-void rope(float* head, int rope_dim, int pos, float base, float scale) {
+void rope_angles(int pos, int rope_dim, float base, float scale, float* cos_sin) {
     // Angles by repeated multiplication in float, as llama.cpp computes them;
     // pow() per pair would round differently.
     const float theta_scale = std::pow(base, -2.0f / float(rope_dim));
     float theta = float(pos);
     for (int i = 0; i < rope_dim; i += 2) {
-        const float angle = scale * theta;
-        const float c = std::cos(angle);
-        const float s = std::sin(angle);
+        sincos_glibc(scale * theta, &cos_sin[i + 1], &cos_sin[i]);
+        theta *= theta_scale;
+    }
+}
+
+void rope_rotate(float* head, int rope_dim, const float* cos_sin) {
+    for (int i = 0; i < rope_dim; i += 2) {
+        const float c = cos_sin[i], s = cos_sin[i + 1];
         const float x0 = head[i];
         const float x1 = head[i + 1];
-        // The fused forms of llama.cpp's vectorized rotation.
+        // The fused forms of llama.cpp's rotation.
         head[i] = std::fma(c, x0, -(s * x1));
         head[i + 1] = std::fma(s, x0, c * x1);
-        theta *= theta_scale;
     }
 }
 
