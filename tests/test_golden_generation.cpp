@@ -33,17 +33,21 @@ TokenId argmax(const std::vector<double>& v) {
     return TokenId(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
+// The model and golden file load on first use inside a test body, so that a
+// missing model fails the tests instead of skipping them.
 class GoldenGeneration : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() {
-        golden_ = new nlohmann::json(test::load_golden("generation.json"));
-        SessionOptions o;
-        o.context = (*golden_)["context_size"].get<int>();
-        session_ = Session::open_file(test::model_path(), o).release();
+    void SetUp() override {
+        if (!session_) {
+            golden_ = std::make_unique<nlohmann::json>(test::load_golden("generation.json"));
+            SessionOptions o;
+            o.context = (*golden_)["context_size"].get<int>();
+            session_ = Session::open_file(test::model_path(), o);
+        }
     }
     static void TearDownTestSuite() {
-        delete session_;
-        delete golden_;
+        session_.reset();
+        golden_.reset();
     }
 
     static std::vector<TokenId> prompt_of(const nlohmann::json& c) {
@@ -54,12 +58,12 @@ protected:
         return session_->tokenize_chat(m);
     }
 
-    static nlohmann::json* golden_;
-    static Session* session_;
+    static std::unique_ptr<nlohmann::json> golden_;
+    static std::unique_ptr<Session> session_;
 };
 
-nlohmann::json* GoldenGeneration::golden_ = nullptr;
-Session* GoldenGeneration::session_ = nullptr;
+std::unique_ptr<nlohmann::json> GoldenGeneration::golden_;
+std::unique_ptr<Session> GoldenGeneration::session_;
 
 TEST_F(GoldenGeneration, PromptTokensMatch) {
     for (const auto& c : (*golden_)["cases"]) {

@@ -6,18 +6,20 @@
 
 #include <cmath>
 
+#include "quant/exact_fma.h"
+
 namespace smolinfer::model {
 
 inline float exp_approx(float x) {
     const float r = 0x1.8p23f;
-    const float z = std::fma(x, 0x1.715476p+0f, r);
+    const float z = quant::exact_fma(x, 0x1.715476p+0f, r);
     const float n = z - r;  // round(x / ln 2)
-    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+    const float b = quant::exact_fma(-n, 0x1.7f7d1cp-20f, quant::exact_fma(-n, 0x1.62e4p-1f, x));
     if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
     const float u = b * b;
-    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
-                                      std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
-                             u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+    const float j = quant::exact_fma(quant::exact_fma(quant::exact_fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                      quant::exact_fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                             u, quant::exact_fma(0x1.ffffecp-1f, b, 1.0f));
     return std::ldexp(j, int(n));
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/exp_approx.h"
+#include "quant/exact_fma.h"
 #include "model/sincos.h"
 
 namespace smolinfer::model {
@@ -36,8 +37,8 @@ void rope_rotate(float* head, int rope_dim, const float* cos_sin) {
         const float x0 = head[i];
         const float x1 = head[i + 1];
         // The fused forms of llama.cpp's rotation.
-        head[i] = std::fma(c, x0, -(s * x1));
-        head[i + 1] = std::fma(s, x0, c * x1);
+        head[i] = quant::exact_fma(c, x0, -(s * x1));
+        head[i + 1] = quant::exact_fma(s, x0, c * x1);
     }
 }
 

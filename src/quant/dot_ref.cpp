@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "quant/block_codes.h"
+#include "quant/exact_fma.h"
 #include "quant/fp16.h"
 #include "quant/lanes.h"
 #include "quant/reference.h"
@@ -24,7 +25,7 @@ float dot_blocks32(size_t n, const WBlock* x, const ABlock* y) {
         for (int j = 0; j < 8; ++j) {
             int sum = 0;
             for (int k = 4 * j; k < 4 * j + 4; ++k) sum += codes::code(x[i], size_t(k)) * y[i].qs[k];
-            lanes[j] = std::fma(dd, float(sum), lanes[j]);
+            lanes[j] = exact_fma(dd, float(sum), lanes[j]);
         }
     }
     return hsum8(lanes);
@@ -35,7 +36,7 @@ float dot_blocks32(size_t n, const WBlock* x, const ABlock* y) {
 template <typename WBlock, typename ABlock>
 float min_terms(size_t n, const WBlock* x, const ABlock* y) {
     float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) sum = std::fma(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), sum);
+    for (size_t i = 0; i < n / kQK32; ++i) sum = exact_fma(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), sum);
     return sum;
 }
 

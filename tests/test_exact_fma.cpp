@@ -1,0 +1,57 @@
+// The fused multiply-add emulation used where there is no FMA instruction
+// (WebAssembly), against the hardware instruction.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "quant/exact_fma.h"
+
+namespace smolinfer {
+namespace {
+
+uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+float from_bits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// a * b = 1 + 2^-11 + 2^-24 lies exactly halfway between two floats. A tiny
+// c decides the rounding; summing in double and then rounding to float
+// would lose it (the double sum rounds back to the midpoint, which then
+// rounds to even).
+TEST(ExactFma, MidpointProductsWithATinyAddend) {
+    const float a = 1.0f + 0x1p-12f;
+    for (const float c : {0x1p-80f, -0x1p-80f, 0x1p-60f, -0x1p-60f}) {
+        EXPECT_EQ(bits(quant::fma_via_double(a, a, c)), bits(std::fma(a, a, c))) << c;
+    }
+    EXPECT_EQ(quant::fma_via_double(a, a, 0x1p-80f), 1.0f + 0x1p-11f + 0x1p-23f);
+    EXPECT_EQ(quant::fma_via_double(a, a, -0x1p-80f), 1.0f + 0x1p-11f);
+}
+
+TEST(ExactFma, RandomOperandsMatchTheInstruction) {
+    std::mt19937_64 rng(1);
+    std::uniform_int_distribution<uint32_t> d;
+    long mismatches = 0;
+    for (int i = 0; i < 5000000; ++i) {
+        // Exponents kept away from overflow; signs, mantissas and cancellation free.
+        const uint32_t ea = 100 + d(rng) % 56, eb = 100 + d(rng) % 56, ec = 80 + d(rng) % 96;
+        const float a = from_bits((d(rng) & 0x807fffffu) | ea << 23);
+        const float b = from_bits((d(rng) & 0x807fffffu) | eb << 23);
+        const float c = from_bits((d(rng) & 0x807fffffu) | ec << 23);
+        if (bits(quant::fma_via_double(a, b, c)) != bits(std::fma(a, b, c)) && mismatches++ < 5) {
+            ADD_FAILURE() << a << " * " << b << " + " << c;
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
+}
+
+}  // namespace
+}  // namespace smolinfer
