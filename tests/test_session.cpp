@@ -454,3 +454,56 @@ TEST(Session, BadOptionsThrow) {
 
 }  // namespace
 }  // namespace smolinfer
+
+namespace smolinfer {
+namespace {
+
+// The step API yields the same tokens and text as generate(), one per call.
+TEST(Generation, StepByStepEqualsGenerate) {
+    auto a = open_tiny();
+    auto b = open_tiny();
+    const auto prompt = a->tokenize("Once upon a time", false);
+    GenerateOptions o = greedy(24);
+    o.sampling.temperature = 0.7f;  // sampled, seeded: the RNG must advance the same way
+    o.sampling.seed = 99;
+    std::string text_a;
+    const auto ra = a->generate(prompt, o, [&](const TokenEvent& e) {
+        text_a += e.text;
+        return true;
+    });
+    const auto gen = b->start(prompt, o);
+    std::string text_b;
+    int events = 0;
+    while (const auto e = gen->next()) {
+        text_b += e->text;
+        ++events;
+    }
+    EXPECT_EQ(gen->stats().tokens, ra.tokens);
+    EXPECT_EQ(text_b, text_a);
+    EXPECT_GE(events, 24);
+    EXPECT_EQ(gen->stats().stop, StopReason::MaxTokens);
+    EXPECT_FALSE(gen->next().has_value());  // stays ended
+}
+
+TEST(Generation, CancelEndsItAtOnce) {
+    auto s = open_tiny();
+    const auto gen = s->start(s->tokenize("Once upon a time", false), greedy(50));
+    ASSERT_TRUE(gen->next().has_value());
+    ASSERT_TRUE(gen->next().has_value());
+    gen->cancel();
+    EXPECT_FALSE(gen->next().has_value());
+    EXPECT_EQ(gen->stats().generated_tokens, 2);
+    EXPECT_EQ(gen->stats().stop, StopReason::Stopped);
+}
+
+TEST(Generation, BadPromptThrowsAtStart) {
+    auto s = open_tiny(16);
+    EXPECT_THROW(s->start({}, greedy(4)), Error);
+    const std::vector<TokenId> too_long(17, 5);
+    EXPECT_THROW(s->start(too_long, greedy(4)), Error);
+    const std::vector<TokenId> bad_id = {5, 100000};
+    EXPECT_THROW(s->start(bad_id, greedy(4)), Error);
+}
+
+}  // namespace
+}  // namespace smolinfer

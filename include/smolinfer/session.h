@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -85,6 +86,34 @@ struct GenerationStats {
     double decode_tps() const { return decode_seconds > 0 ? decode_evals / decode_seconds : 0; }
 };
 
+class Session;
+
+// A generation advanced one token at a time (for callers that must keep
+// their own event loop running between tokens, like the browser worker).
+// The session must outlive it and must not be used while it runs.
+class Generation {
+public:
+    ~Generation();
+    Generation(const Generation&) = delete;
+    Generation& operator=(const Generation&) = delete;
+
+    // The next piece of output, or nullopt once the generation has ended
+    // (stats().stop says why). The event's text stays valid until the next call.
+    std::optional<TokenEvent> next();
+
+    // Ends the generation now (stop reason Stopped); held-back bytes are dropped.
+    void cancel();
+
+    const GenerationStats& stats() const;
+
+    struct State;  // defined in the library
+
+private:
+    friend class Session;
+    explicit Generation(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
 class Session {
 public:
     static std::unique_ptr<Session> open_file(const std::string& path, const SessionOptions& options);
@@ -117,6 +146,10 @@ public:
     // answer, in a chat), only the new tokens are evaluated.
     GenerationStats generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                              const TokenCallback& on_token);
+
+    // The same, one token per call: evaluates the prompt now (so that a bad
+    // prompt or option throws here) and returns the generation.
+    std::unique_ptr<Generation> start(std::span<const TokenId> prompt, const GenerateOptions& options);
 
     // Makes a running generate() return after the current token. Thread-safe.
     void stop();

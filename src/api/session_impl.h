@@ -1,0 +1,65 @@
+// Session's internals, shared by session.cpp and generation.cpp.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/llama.h"
+#include "runtime/thread_pool.h"
+#include "smolinfer/session.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+#include "text/vocab.h"
+
+namespace smolinfer {
+
+struct Session::Impl {
+    std::shared_ptr<const model::LlamaModel> model;
+    std::vector<std::string> warnings;  // before vocab: the vocabulary's loading adds to it
+    text::Vocab vocab;
+    std::unique_ptr<text::Tokenizer> tokenizer;
+    text::ChatTemplate chat;
+    std::string chat_warning;
+    ModelInfo info;
+    runtime::ThreadPool pool;
+    model::Forward forward;
+    std::vector<TokenId> sequence;  // tokens whose keys and values are in the cache
+    std::atomic<bool> stop_requested{false};
+
+    Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOptions& o, int n_ctx);
+
+    void check_ids(std::span<const TokenId> ids) const {
+        for (size_t i = 0; i < ids.size(); ++i) {
+            if (!vocab.valid(ids[i])) {
+                throw Error("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                            " is outside the vocabulary (0.." + std::to_string(vocab.size() - 1) + ")");
+            }
+        }
+    }
+
+    std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits) {
+        check_ids(tokens);
+        if (tokens.empty()) throw Error("evaluate: no tokens");
+        const size_t room = size_t(forward.n_ctx()) - sequence.size();
+        if (tokens.size() > room) {
+            throw Error("the context holds " + std::to_string(forward.n_ctx()) + " tokens: " +
+                        std::to_string(sequence.size()) + " are in use and " + std::to_string(tokens.size()) +
+                        " more do not fit (use a larger context, -c)");
+        }
+        const size_t batch = size_t(forward.max_batch());
+        if (all_logits && tokens.size() > batch) {
+            throw Error("evaluate: with all logits, at most " + std::to_string(batch) + " tokens per call");
+        }
+        std::span<const float> logits;
+        for (size_t at = 0; at < tokens.size(); at += batch) {
+            const auto chunk = tokens.subspan(at, std::min(batch, tokens.size() - at));
+            logits = forward.run(pool, chunk, int(sequence.size()), all_logits);
+            sequence.insert(sequence.end(), chunk.begin(), chunk.end());
+        }
+        return logits;
+    }
+};
+
+}  // namespace smolinfer
