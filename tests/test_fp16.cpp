@@ -183,3 +183,21 @@ TEST(Bf16, RoundingHandCases) {
 
 }  // namespace
 }  // namespace smolinfer::quant
+
+namespace smolinfer {
+namespace {
+
+TEST(Fp16Branchless, EveryHalfMatchesTheBranchyConversion) {
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const float a = quant::fp16_to_f32_branchless(uint16_t(h));
+        const float b = quant::fp16_to_f32_soft(uint16_t(h));
+        if (std::isnan(b)) {
+            ASSERT_TRUE(std::isnan(a)) << h;
+        } else {
+            ASSERT_EQ(quant::f32_to_bits(a), quant::f32_to_bits(b)) << h;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace smolinfer

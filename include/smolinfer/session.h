@@ -118,6 +118,9 @@ class Session {
 public:
     static std::unique_ptr<Session> open_file(const std::string& path, const SessionOptions& options);
     static std::unique_ptr<Session> open_bytes(std::vector<uint8_t> bytes, const SessionOptions& options);
+    // Takes ownership of `size` bytes from malloc, freed with free() (also
+    // when opening fails).
+    static std::unique_ptr<Session> open_malloc(uint8_t* data, size_t size, const SessionOptions& options);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;

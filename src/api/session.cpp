@@ -104,6 +104,10 @@ std::unique_ptr<Session> Session::open_file(const std::string& path, const Sessi
     }
 }
 
+std::unique_ptr<Session> Session::open_malloc(uint8_t* data, size_t size, const SessionOptions& options) {
+    return std::unique_ptr<Session>(new Session(open_model(runtime::FileBytes::adopt_malloc(data, size), options)));
+}
+
 std::unique_ptr<Session> Session::open_bytes(std::vector<uint8_t> buffer, const SessionOptions& options) {
     return std::unique_ptr<Session>(new Session(open_model(runtime::FileBytes::adopt(std::move(buffer)), options)));
 }

@@ -74,11 +74,27 @@ inline uint16_t f32_to_fp16_soft(float f) {
     return uint16_t(sign | h);
 }
 
+// The same without branches, for the inner loops of builds without F16C
+// (WebAssembly): the half's exponent and mantissa are shifted into place and
+// rebased by one float multiply (normal numbers), or read as a fraction of
+// 2^-14 by one float subtraction (subnormals); a select picks.
+inline float fp16_to_f32_branchless(uint16_t h) {
+    const uint32_t w = uint32_t(h) << 16;
+    const uint32_t sign = w & 0x80000000u;
+    const uint32_t two_w = w + w;  // exponent and mantissa at the top, sign gone
+    // Normal, inf, nan: exponent rebased by 2^-112 (bias 127-15 shifted up by 0xE0).
+    const float normal = bits_to_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    // Subnormal: mantissa as 0.5 + m * 2^-24 in a float of exponent -1, minus 0.5.
+    const float subnormal = bits_to_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+    const uint32_t magnitude = (two_w < (1u << 27)) ? f32_to_bits(subnormal) : f32_to_bits(normal);
+    return bits_to_f32(sign | magnitude);
+}
+
 #if defined(__F16C__)
 inline float fp16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
 inline uint16_t f32_to_fp16(float f) { return uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 #else
-inline float fp16_to_f32(uint16_t h) { return fp16_to_f32_soft(h); }
+inline float fp16_to_f32(uint16_t h) { return fp16_to_f32_branchless(h); }
 inline uint16_t f32_to_fp16(float f) { return f32_to_fp16_soft(f); }
 #endif
 

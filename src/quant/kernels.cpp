@@ -1,6 +1,7 @@
 #include "quant/kernels.h"
 
 #include "quant/dot_avx2.h"
+#include "quant/dot_wasm.h"
 #include "quant/reference.h"
 
 namespace smolinfer::quant {
@@ -12,6 +13,7 @@ Isa best_isa() {
         if (ok) return Isa::Avx2;
     }
 #endif
+    if constexpr (wasm::kAvailable) return Isa::WasmSimd;
     return Isa::Reference;
 }
 
@@ -19,6 +21,7 @@ std::string_view isa_name(Isa isa) {
     switch (isa) {
         case Isa::Reference: return "reference";
         case Isa::Avx2: return "avx2";
+        case Isa::WasmSimd: return "wasm-simd128";
     }
     return "unknown";
 }
@@ -59,9 +62,20 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa) {
             default: break;
         }
     }
-#else
-    (void)isa;
 #endif
+#if defined(__wasm_simd128__)
+    if (isa == Isa::WasmSimd) {
+        switch (weight) {
+            case Type::Q4_0: k->dot = wasm::dot_q4_0_q8_0; break;
+            case Type::Q4_1: k->dot = wasm::dot_q4_1_q8_1; break;
+            case Type::Q5_0: k->dot = wasm::dot_q5_0_q8_0; break;
+            case Type::Q5_1: k->dot = wasm::dot_q5_1_q8_1; break;
+            case Type::Q8_0: k->dot = wasm::dot_q8_0_q8_0; break;
+            default: break;
+        }
+    }
+#endif
+    (void)isa;
     return k;
 }
 

@@ -25,6 +25,7 @@ struct MatmulKernel {
 enum class Isa {
     Reference,  // portable scalar code
     Avx2,       // x86-64 AVX2 + FMA
+    WasmSimd,   // WebAssembly SIMD128
 };
 
 // The fastest variant this build and this CPU support.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "smolinfer/error.h"
@@ -36,6 +37,19 @@ public:
 
 private:
     std::vector<uint8_t> buffer_;
+};
+
+class MallocBuffer final : public FileBytes {
+public:
+    MallocBuffer(uint8_t* data, size_t size) : data_(data), size_(size) {}
+    ~MallocBuffer() override { std::free(data_); }
+    MallocBuffer(const MallocBuffer&) = delete;
+    MallocBuffer& operator=(const MallocBuffer&) = delete;
+    std::span<const uint8_t> bytes() const override { return {data_, size_}; }
+
+private:
+    uint8_t* data_;
+    size_t size_;
 };
 
 std::string errno_text() { return std::strerror(errno); }
@@ -73,6 +87,10 @@ std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path) {
 
 std::shared_ptr<const FileBytes> FileBytes::adopt(std::vector<uint8_t> buffer) {
     return std::make_shared<OwnedBuffer>(std::move(buffer));
+}
+
+std::shared_ptr<const FileBytes> FileBytes::adopt_malloc(uint8_t* data, size_t size) {
+    return std::make_shared<MallocBuffer>(data, size);
 }
 
 }  // namespace smolinfer::runtime

@@ -22,6 +22,10 @@ public:
 
     // Takes ownership of a buffer already in memory.
     static std::shared_ptr<const FileBytes> adopt(std::vector<uint8_t> buffer);
+
+    // Takes ownership of memory from malloc (freed with free). The browser
+    // build streams a download straight into such a buffer.
+    static std::shared_ptr<const FileBytes> adopt_malloc(uint8_t* data, size_t size);
 };
 
 }  // namespace smolinfer::runtime

@@ -1,0 +1,217 @@
+// The WebAssembly face of the engine, for the worker in web/src/worker.ts.
+// Errors never cross as C++ exceptions: every call returns a plain object,
+// with an `error` string when something went wrong.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/sha256.h"
+#include "smolinfer/session.h"
+
+using emscripten::val;
+
+namespace smolinfer::web {
+
+namespace {
+
+val error(const std::string& message) {
+    val r = val::object();
+    r.set("error", message);
+    return r;
+}
+
+template <typename T>
+T option(const val& o, const char* name, T fallback) {
+    if (o.isUndefined() || o.isNull()) return fallback;
+    const val v = o[name];
+    return (v.isUndefined() || v.isNull()) ? fallback : v.as<T>();
+}
+
+val int32_array(const std::vector<TokenId>& ids) {
+    return val::global("Int32Array").new_(emscripten::typed_memory_view(ids.size(), ids.data()));
+}
+
+std::vector<TokenId> ids_from(const val& array) { return emscripten::vecFromJSArray<TokenId>(array); }
+
+val stats_object(const GenerationStats& st) {
+    val s = val::object();
+    s.set("promptTokens", st.prompt_tokens);
+    s.set("reusedTokens", st.reused_tokens);
+    s.set("generatedTokens", st.generated_tokens);
+    s.set("prefillTps", st.prefill_tps());
+    s.set("decodeTps", st.decode_tps());
+    s.set("prefillSeconds", st.prefill_seconds);
+    s.set("decodeSeconds", st.decode_seconds);
+    s.set("stop", std::string(stop_reason_name(st.stop)));
+    return s;
+}
+
+}  // namespace
+
+class Engine {
+public:
+    // Memory for a model of `size` bytes, filled by JavaScript and handed to
+    // load(); 0 if it cannot be had.
+    static uintptr_t allocate(double size) {
+        if (!(size > 0) || size > 4294967295.0) return 0;
+        return reinterpret_cast<uintptr_t>(std::malloc(size_t(size)));
+    }
+    static void release(uintptr_t ptr) { std::free(reinterpret_cast<void*>(ptr)); }
+
+    static std::string sha256(uintptr_t ptr, double size) {
+        runtime::Sha256 h;
+        h.update({reinterpret_cast<const uint8_t*>(ptr), size_t(size)});
+        return h.finish_hex();
+    }
+
+    // Takes ownership of the buffer, also on failure.
+    val load(uintptr_t ptr, double size, val options) {
+        session_.reset();
+        generation_.reset();
+        try {
+            SessionOptions o;
+            o.threads = option<int>(options, "threads", 1);
+            o.context = option<int>(options, "contextSize", 0);
+            session_ = Session::open_malloc(reinterpret_cast<uint8_t*>(ptr), size_t(size), o);
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+        const ModelInfo& m = session_->info();
+        val info = val::object();
+        info.set("name", m.name);
+        info.set("architecture", m.architecture);
+        info.set("weightTypes", m.weight_types);
+        info.set("fileBytes", double(m.file_bytes));
+        info.set("vocabSize", m.n_vocab);
+        info.set("trainContext", m.n_ctx_train);
+        info.set("contextSize", session_->context());
+        info.set("layers", m.n_layer);
+        info.set("threads", session_->threads());
+        val warnings = val::array();
+        for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
+        if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
+        info.set("warnings", warnings);
+        return info;
+    }
+
+    void unload() {
+        generation_.reset();
+        session_.reset();
+    }
+
+    bool loaded() const { return session_ != nullptr; }
+
+    val tokenize(const std::string& text, bool add_special, bool parse_special) {
+        if (!session_) return error("no model is loaded");
+        try {
+            val r = val::object();
+            r.set("ids", int32_array(session_->tokenize(text, add_special, parse_special)));
+            return r;
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+    }
+
+    val chat_tokens(val messages, bool add_generation_prompt) {
+        if (!session_) return error("no model is loaded");
+        try {
+            std::vector<ChatMessage> m;
+            const int n = messages["length"].as<int>();
+            for (int i = 0; i < n; ++i) {
+                m.push_back({messages[i]["role"].as<std::string>(), messages[i]["content"].as<std::string>()});
+            }
+            val r = val::object();
+            r.set("ids", int32_array(session_->tokenize_chat(m, add_generation_prompt)));
+            return r;
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+    }
+
+    val detokenize(val ids, bool special) {
+        if (!session_) return error("no model is loaded");
+        try {
+            val r = val::object();
+            r.set("text", session_->detokenize(ids_from(ids), special));
+            return r;
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+    }
+
+    // Evaluates the prompt; then next() gives one piece per call.
+    val start(val prompt_ids, val options) {
+        if (!session_) return error("no model is loaded");
+        generation_.reset();
+        try {
+            GenerateOptions o;
+            o.max_tokens = option<int>(options, "maxTokens", 256);
+            o.ignore_eos = option<bool>(options, "ignoreEos", false);
+            o.sampling.temperature = option<float>(options, "temperature", o.sampling.temperature);
+            o.sampling.top_k = option<int>(options, "topK", o.sampling.top_k);
+            o.sampling.top_p = option<float>(options, "topP", o.sampling.top_p);
+            o.sampling.min_p = option<float>(options, "minP", o.sampling.min_p);
+            o.sampling.repeat_penalty = option<float>(options, "repeatPenalty", o.sampling.repeat_penalty);
+            o.sampling.repeat_last_n = option<int>(options, "repeatLastN", o.sampling.repeat_last_n);
+            o.sampling.seed = uint64_t(option<double>(options, "seed", 0.0));
+            const auto ids = ids_from(prompt_ids);
+            generation_ = session_->start(ids, o);
+            return stats_object(generation_->stats());
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+    }
+
+    val next() {
+        if (!generation_) return error("no generation is running");
+        val r = val::object();
+        try {
+            const auto event = generation_->next();
+            r.set("done", !event.has_value());
+            if (event) {
+                r.set("token", event->token);
+                r.set("text", std::string(event->text));
+            } else {
+                r.set("stats", stats_object(generation_->stats()));
+            }
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+        return r;
+    }
+
+    val cancel() {
+        if (!generation_) return error("no generation is running");
+        generation_->cancel();
+        return stats_object(generation_->stats());
+    }
+
+private:
+    std::unique_ptr<Session> session_;
+    std::unique_ptr<Generation> generation_;
+};
+
+}  // namespace smolinfer::web
+
+EMSCRIPTEN_BINDINGS(smolinfer) {
+    using smolinfer::web::Engine;
+    emscripten::class_<Engine>("Engine")
+        .constructor<>()
+        .class_function("allocate", &Engine::allocate)
+        .class_function("release", &Engine::release)
+        .class_function("sha256", &Engine::sha256)
+        .function("load", &Engine::load)
+        .function("unload", &Engine::unload)
+        .function("loaded", &Engine::loaded)
+        .function("tokenize", &Engine::tokenize)
+        .function("chatTokens", &Engine::chat_tokens)
+        .function("detokenize", &Engine::detokenize)
+        .function("start", &Engine::start)
+        .function("next", &Engine::next)
+        .function("cancel", &Engine::cancel);
+}
