@@ -1,0 +1,362 @@
+// The demo page: pick a model, watch it load, chat with it.
+import { createEngine, EngineError, type ChatMessage, type Engine, type LoadProgress, type ModelSource } from "./smolinfer.js";
+
+const HUB_MODEL = {
+  label: "SmolLM2-135M-Instruct, Q8_0 (Hugging Face hub)",
+  url: "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/resolve/main/smollm2-135m-instruct-q8_0.gguf",
+};
+
+interface ServerModel {
+  name: string;
+  url: string;
+  size?: number;
+  sha256?: string;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const ui = {
+  runtime: $("runtime"),
+  source: $<HTMLSelectElement>("source"),
+  load: $<HTMLButtonElement>("load"),
+  urlRow: $("url-row"),
+  url: $<HTMLInputElement>("url"),
+  fileRow: $("file-row"),
+  file: $<HTMLInputElement>("file"),
+  fileName: $("file-name"),
+  progress: $("progress"),
+  progressFill: $("progress-fill"),
+  progressText: $("progress-text"),
+  cancelLoad: $<HTMLButtonElement>("cancel-load"),
+  modelStatus: $("model-status"),
+  clearCache: $<HTMLButtonElement>("clear-cache"),
+  system: $<HTMLTextAreaElement>("system"),
+  temperature: $<HTMLInputElement>("temperature"),
+  topK: $<HTMLInputElement>("top-k"),
+  topP: $<HTMLInputElement>("top-p"),
+  minP: $<HTMLInputElement>("min-p"),
+  repeatPenalty: $<HTMLInputElement>("repeat-penalty"),
+  maxTokens: $<HTMLInputElement>("max-tokens"),
+  seed: $<HTMLInputElement>("seed"),
+  messages: $("messages"),
+  empty: $("empty"),
+  error: $("error"),
+  composer: $<HTMLFormElement>("composer"),
+  prompt: $<HTMLTextAreaElement>("prompt"),
+  send: $<HTMLButtonElement>("send"),
+  stop: $<HTMLButtonElement>("stop"),
+  regenerate: $<HTMLButtonElement>("regenerate"),
+  newChat: $<HTMLButtonElement>("new-chat"),
+  stats: $("stats"),
+  drop: $("drop"),
+};
+
+let engine: Engine | null = null;
+let serverModels: ServerModel[] = [];
+let conversation: ChatMessage[] = [];
+let loading: AbortController | null = null;
+let generating: AbortController | null = null;
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+function showError(message: string | null): void {
+  ui.error.hidden = !message;
+  ui.error.textContent = message ?? "";
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof EngineError) {
+    const what: Record<string, string> = {
+      not_loaded: "No model is loaded",
+      busy: "The engine is busy",
+      aborted: "Stopped",
+      bad_model: "This file is not a model smolinfer can run",
+      network: "The download failed",
+      bad_input: "Invalid input",
+      internal: "Something went wrong",
+    };
+    return `${what[e.code] ?? e.code}: ${e.message}`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+function updateRuntime(): void {
+  if (!engine) return;
+  const s = engine.stats();
+  const build =
+    engine.build === "mt"
+      ? `${s.threads} threads`
+      : crossOriginIsolated
+        ? "1 thread"
+        : "1 thread (page not cross-origin isolated)";
+  ui.runtime.textContent = `WebAssembly · ${build} · memory ${mb(s.memoryBytes)}`;
+}
+
+function setBusy(state: "idle" | "loading" | "generating"): void {
+  const loaded = engine?.model != null;
+  ui.load.disabled = state !== "idle";
+  ui.source.disabled = state !== "idle";
+  ui.prompt.disabled = !loaded || state === "loading";
+  ui.send.disabled = !loaded || state !== "idle";
+  ui.send.hidden = state === "generating";
+  ui.stop.hidden = state !== "generating";
+  ui.regenerate.disabled = !loaded || state !== "idle" || !conversation.some((m) => m.role === "assistant");
+  ui.progress.hidden = state !== "loading";
+}
+
+// ---------------------------------------------------------------- model
+
+function selectedSource(): ModelSource | null {
+  const value = ui.source.value;
+  if (value === "url") return ui.url.value.trim() || null;
+  if (value === "file") return ui.file.files?.[0] ?? null;
+  if (value === "hub") return { url: HUB_MODEL.url, name: HUB_MODEL.label };
+  const m = serverModels[Number(value.slice("server:".length))];
+  return m ? { url: m.url, size: m.size, sha256: m.sha256, name: m.name } : null;
+}
+
+function showProgress(p: LoadProgress): void {
+  const phase = {
+    download: "Downloading",
+    cache: "Reading the saved copy",
+    verify: "Checking",
+    store: "Saving for offline use",
+    init: "Starting",
+  }[p.phase];
+  const fraction = p.total > 0 ? p.loaded / p.total : 0;
+  ui.progressFill.style.width = `${(fraction * 100).toFixed(1)}%`;
+  let text = `${phase}`;
+  if (p.phase === "download" || p.phase === "cache" || p.phase === "store") {
+    text += ` ${mb(p.loaded)}${p.total ? ` of ${mb(p.total)}` : ""}`;
+    if (p.bytesPerSecond > 0) text += ` · ${(p.bytesPerSecond / 1e6).toFixed(1)} MB/s`;
+    if (Number.isFinite(p.etaSeconds)) text += ` · ${Math.ceil(p.etaSeconds)} s left`;
+  }
+  ui.progressText.textContent = text;
+}
+
+async function loadModel(source: ModelSource): Promise<void> {
+  if (!engine) return;
+  showError(null);
+  loading = new AbortController();
+  setBusy("loading");
+  ui.modelStatus.textContent = "Loading…";
+  showProgress({ phase: "download", loaded: 0, total: 0, bytesPerSecond: 0, etaSeconds: NaN });
+  try {
+    const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress });
+    const origin = info.fromCache ? "from the saved copy" : source instanceof Blob ? "from your file" : "downloaded";
+    ui.modelStatus.textContent =
+      `${info.name || "Model"} · ${info.weightTypes.split(",")[0]} · ${mb(info.fileBytes)} · ` +
+      `context ${info.contextSize} · ${origin}`;
+    for (const w of info.warnings) ui.modelStatus.textContent += ` · note: ${w}`;
+    conversation = [];
+    renderConversation();
+  } catch (e) {
+    ui.modelStatus.textContent = engine.model ? "Loading failed; no model is loaded." : "No model loaded.";
+    showError(describeError(e));
+  } finally {
+    loading = null;
+    setBusy("idle");
+    updateRuntime();
+  }
+}
+
+async function listServerModels(): Promise<void> {
+  try {
+    const response = await fetch("/models/index.json");
+    if (response.ok) {
+      const list = (await response.json()) as { models?: ServerModel[] };
+      serverModels = (list.models ?? []).filter((m) => m && typeof m.url === "string");
+    }
+  } catch {
+    serverModels = []; // no local server listing: only the hub, URLs and files
+  }
+  ui.source.innerHTML = "";
+  const add = (value: string, label: string) => ui.source.add(new Option(label, value));
+  serverModels.forEach((m, i) => add(`server:${i}`, `${m.name}${m.size ? ` (${mb(m.size)})` : ""} — this server`));
+  add("hub", HUB_MODEL.label);
+  add("url", "A model URL…");
+  add("file", "A file on this device…");
+  onSourceChange();
+}
+
+function onSourceChange(): void {
+  ui.urlRow.hidden = ui.source.value !== "url";
+  ui.fileRow.hidden = ui.source.value !== "file";
+}
+
+// ---------------------------------------------------------------- chat
+
+function bubble(role: ChatMessage["role"], text: string): HTMLElement {
+  const div = document.createElement("div");
+  div.className = `message ${role}`;
+  div.textContent = text;
+  ui.messages.append(div);
+  ui.messages.scrollTop = ui.messages.scrollHeight;
+  return div;
+}
+
+function renderConversation(): void {
+  ui.messages.querySelectorAll(".message").forEach((n) => n.remove());
+  ui.empty.hidden = conversation.length > 0;
+  for (const m of conversation) bubble(m.role, m.content);
+}
+
+function readOptions() {
+  const num = (input: HTMLInputElement) => (input.value.trim() === "" ? undefined : Number(input.value));
+  const seed = num(ui.seed);
+  return {
+    temperature: num(ui.temperature),
+    topK: num(ui.topK),
+    topP: num(ui.topP),
+    minP: num(ui.minP),
+    repeatPenalty: num(ui.repeatPenalty),
+    maxTokens: num(ui.maxTokens),
+    seed: seed ?? Math.floor(Math.random() * 2 ** 31),
+  };
+}
+
+async function answer(): Promise<void> {
+  if (!engine) return;
+  showError(null);
+  ui.empty.hidden = true;
+  const system = ui.system.value.trim();
+  const messages: ChatMessage[] = system ? [{ role: "system", content: system }, ...conversation] : [...conversation];
+  const out = bubble("assistant", "");
+  out.classList.add("streaming");
+  generating = new AbortController();
+  setBusy("generating");
+  let text = "";
+  let pieces = 0;
+  let first = 0;
+  let stopped = false;
+  try {
+    for await (const piece of engine.chat(messages, { ...readOptions(), signal: generating.signal })) {
+      text += piece;
+      pieces++;
+      if (!first) first = performance.now();
+      out.textContent = text;
+      ui.messages.scrollTop = ui.messages.scrollHeight;
+      const seconds = (performance.now() - first) / 1000;
+      if (seconds > 0.2) ui.stats.textContent = `generating · ${(pieces / seconds).toFixed(1)} tokens/s`;
+    }
+  } catch (e) {
+    if (e instanceof EngineError && e.code === "aborted") stopped = true;
+    else showError(describeError(e));
+  } finally {
+    out.classList.remove("streaming");
+    generating = null;
+  }
+  conversation.push({ role: "assistant", content: text });
+  const s = engine.stats();
+  const meta = document.createElement("span");
+  meta.className = "meta";
+  meta.textContent = `${stopped ? "stopped · " : ""}${s.generatedTokens} tokens · ${s.decodeTps.toFixed(1)} tokens/s`;
+  out.append(meta);
+  ui.stats.textContent =
+    `prompt ${s.promptTokens} tokens (${s.reusedTokens} reused) at ${s.prefillTps.toFixed(1)} tokens/s · ` +
+    `generated ${s.generatedTokens} at ${s.decodeTps.toFixed(1)} tokens/s · ${s.threads} thread${s.threads > 1 ? "s" : ""} · ` +
+    `memory ${mb(s.memoryBytes)}`;
+  updateRuntime();
+  setBusy("idle");
+}
+
+async function send(): Promise<void> {
+  const content = ui.prompt.value.trim();
+  if (!content || !engine?.model || generating) return;
+  ui.prompt.value = "";
+  conversation.push({ role: "user", content });
+  bubble("user", content);
+  await answer();
+}
+
+async function regenerate(): Promise<void> {
+  if (generating || conversation.at(-1)?.role !== "assistant") return;
+  conversation.pop();
+  renderConversation();
+  await answer();
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire(): void {
+  ui.source.addEventListener("change", onSourceChange);
+  ui.file.addEventListener("change", () => {
+    ui.fileName.textContent = ui.file.files?.[0]?.name ?? "Choose a .gguf file";
+  });
+  ui.load.addEventListener("click", () => {
+    const source = selectedSource();
+    if (!source) {
+      showError(ui.source.value === "file" ? "Choose a file first." : "Enter a model URL first.");
+      return;
+    }
+    void loadModel(source);
+  });
+  ui.cancelLoad.addEventListener("click", () => loading?.abort());
+  ui.clearCache.addEventListener("click", async () => {
+    if (!engine) return;
+    await engine.clearCache();
+    ui.modelStatus.textContent = `${ui.modelStatus.textContent} · saved models cleared`;
+  });
+  ui.composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void send();
+  });
+  ui.prompt.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      void send();
+    }
+  });
+  ui.stop.addEventListener("click", () => generating?.abort());
+  ui.regenerate.addEventListener("click", () => void regenerate());
+  ui.newChat.addEventListener("click", () => {
+    if (generating) return;
+    conversation = [];
+    renderConversation();
+    ui.stats.textContent = "";
+    setBusy("idle");
+  });
+  let dragDepth = 0;
+  window.addEventListener("dragenter", (e) => {
+    if (e.dataTransfer?.types.includes("Files")) {
+      dragDepth++;
+      ui.drop.hidden = false;
+    }
+  });
+  window.addEventListener("dragleave", () => {
+    if (--dragDepth <= 0) ui.drop.hidden = true;
+  });
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => {
+    e.preventDefault();
+    dragDepth = 0;
+    ui.drop.hidden = true;
+    const file = e.dataTransfer?.files[0];
+    if (file && !loading && !generating) void loadModel(file);
+  });
+}
+
+async function main(): Promise<void> {
+  wire();
+  setBusy("loading");
+  ui.progress.hidden = true;
+  const params = new URLSearchParams(location.search);
+  const threads = params.has("threads") ? Number(params.get("threads")) : undefined;
+  try {
+    engine = await createEngine({ threads });
+  } catch (e) {
+    ui.runtime.textContent = "the engine did not start";
+    showError(describeError(e));
+    return;
+  }
+  (window as unknown as { smolinfer: { engine: Engine } }).smolinfer = { engine };
+  updateRuntime();
+  await listServerModels();
+  setBusy("idle");
+  // A model this server offers is the obvious one: load it right away.
+  if (serverModels.length > 0 && params.get("autoload") !== "0") {
+    const source = selectedSource();
+    if (source) await loadModel(source);
+  }
+}
+
+void main();

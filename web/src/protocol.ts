@@ -1,0 +1,97 @@
+// Messages between the page (engine.ts) and the engine's worker (worker.ts).
+
+export type ErrorCode =
+  | "not_loaded" // generate/tokenize before a model is loaded
+  | "busy" // a load or generation is already running
+  | "aborted" // the caller's AbortSignal fired
+  | "bad_model" // the file is not a usable model (the engine says why)
+  | "network" // the download failed (HTTP status, connection lost, truncated)
+  | "bad_input" // an argument was invalid
+  | "internal"; // anything else
+
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Where a model comes from. */
+export type SourceSpec =
+  | { kind: "url"; url: string; size?: number; sha256?: string; name?: string }
+  | { kind: "file"; file: Blob; name?: string };
+
+export interface ModelInfo {
+  name: string;
+  architecture: string;
+  weightTypes: string;
+  fileBytes: number;
+  vocabSize: number;
+  trainContext: number;
+  contextSize: number;
+  layers: number;
+  threads: number;
+  warnings: string[];
+  fromCache: boolean;
+  sha256: string;
+}
+
+export interface LoadProgress {
+  phase: "download" | "cache" | "verify" | "store" | "init";
+  loaded: number;
+  total: number; // 0 when unknown
+  bytesPerSecond: number;
+  etaSeconds: number; // NaN when unknown
+}
+
+export interface SamplingOptions {
+  maxTokens?: number;
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  repeatPenalty?: number;
+  repeatLastN?: number;
+  seed?: number;
+  ignoreEos?: boolean;
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface GenerationStats {
+  promptTokens: number;
+  reusedTokens: number;
+  generatedTokens: number;
+  prefillTps: number;
+  decodeTps: number;
+  stop: string;
+}
+
+export interface EngineStats extends GenerationStats {
+  threads: number;
+  memoryBytes: number;
+}
+
+export type Request =
+  | { id: number; op: "init"; threads: number }
+  | { id: number; op: "load"; source: SourceSpec; contextSize?: number }
+  | { id: number; op: "generate"; prompt: string; options: SamplingOptions }
+  | { id: number; op: "chat"; messages: ChatMessage[]; options: SamplingOptions }
+  | { id: number; op: "tokenize"; text: string; special: boolean }
+  | { id: number; op: "detokenize"; ids: number[] }
+  | { id: number; op: "unload" }
+  | { id: number; op: "clearCache" }
+  | { id: number; op: "cancel"; target: number };
+
+export type Response =
+  | { id: number; type: "result"; value: unknown }
+  | { id: number; type: "error"; error: ErrorInfo }
+  | { id: number; type: "progress"; progress: LoadProgress }
+  | { id: number; type: "piece"; text: string; generated: number };
+
+export interface InitResult {
+  threads: number;
+  build: "st" | "mt";
+  memoryBytes: number;
+}

@@ -1,0 +1,307 @@
+// smolinfer in the browser. The engine runs in a Web Worker; this module is
+// its typed front:
+//
+//   import { createEngine } from "/smolinfer.js";
+//   const engine = await createEngine();
+//   await engine.load("/models/SmolLM2-135M-Instruct.Q4_1.gguf", { onProgress: (p) => console.log(p) });
+//   for await (const piece of engine.chat([{ role: "user", content: "Hi!" }], { temperature: 0 })) {
+//     output.textContent += piece;
+//   }
+//
+// Every method rejects with an EngineError whose `code` says what went
+// wrong: not_loaded, busy, aborted, bad_model, network, bad_input, internal.
+
+import type {
+  ChatMessage,
+  EngineStats,
+  ErrorCode,
+  InitResult,
+  LoadProgress,
+  ModelInfo,
+  Request,
+  Response,
+  SamplingOptions,
+  SourceSpec,
+} from "./protocol.js";
+
+export type { ChatMessage, EngineStats, ErrorCode, LoadProgress, ModelInfo, SamplingOptions } from "./protocol.js";
+
+export class EngineError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "EngineError";
+  }
+}
+
+/** A model: a URL (with an optional known size and SHA-256), or a local file. */
+export type ModelSource = string | { url: string; size?: number; sha256?: string; name?: string } | Blob;
+
+export interface LoadOptions {
+  onProgress?: (progress: LoadProgress) => void;
+  signal?: AbortSignal;
+  /** KV cache positions; default min(4096, the model's training context). */
+  contextSize?: number;
+}
+
+export interface GenerateOptions extends SamplingOptions {
+  signal?: AbortSignal;
+}
+
+export interface CreateEngineOptions {
+  /** Threads to use; more than one needs a cross-origin isolated page. Default: the hardware's, up to 4. */
+  threads?: number;
+}
+
+type Pending = {
+  resolve: (value: unknown) => void;
+  reject: (error: EngineError) => void;
+  onProgress?: (p: LoadProgress) => void;
+  onPiece?: (text: string, generated: number) => void;
+};
+
+function sourceSpec(source: ModelSource): SourceSpec {
+  if (typeof source === "string") {
+    if (!source) throw new EngineError("bad_input", "the model URL is empty");
+    return { kind: "url", url: source };
+  }
+  if (source instanceof Blob) return { kind: "file", file: source, name: source instanceof File ? source.name : undefined };
+  if (source && typeof source.url === "string" && source.url) {
+    if (source.size !== undefined && !(Number.isInteger(source.size) && source.size > 0)) {
+      throw new EngineError("bad_input", "size must be a positive integer");
+    }
+    if (source.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(source.sha256)) {
+      throw new EngineError("bad_input", "sha256 must be 64 hexadecimal digits");
+    }
+    return { kind: "url", url: source.url, size: source.size, sha256: source.sha256, name: source.name };
+  }
+  throw new EngineError("bad_input", "a model source is a URL, { url, size?, sha256? } or a File");
+}
+
+function checkOptions(o: GenerateOptions): SamplingOptions {
+  const number = (name: keyof SamplingOptions, ok: (v: number) => boolean, what: string) => {
+    const v = o[name];
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || !ok(v))) {
+      throw new EngineError("bad_input", `${name} must be ${what}`);
+    }
+  };
+  number("maxTokens", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
+  number("temperature", (v) => v >= 0, ">= 0");
+  number("topK", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
+  number("topP", (v) => v > 0 && v <= 1, "in (0, 1]");
+  number("minP", (v) => v >= 0 && v <= 1, "in [0, 1]");
+  number("repeatPenalty", (v) => v > 0, "> 0");
+  number("repeatLastN", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
+  number("seed", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
+  const { signal: _signal, ...sampling } = o;
+  return sampling;
+}
+
+export class Engine {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private last: EngineStats;
+  private loadedInfo: ModelInfo | null = null;
+  private terminated = false;
+
+  /** @internal use createEngine() */
+  constructor(worker: Worker, init: InitResult) {
+    this.worker = worker;
+    this.last = {
+      promptTokens: 0,
+      reusedTokens: 0,
+      generatedTokens: 0,
+      prefillTps: 0,
+      decodeTps: 0,
+      stop: "",
+      threads: init.threads,
+      memoryBytes: init.memoryBytes,
+    };
+    this.build = init.build;
+    worker.onmessage = (e: MessageEvent<Response>) => this.receive(e.data);
+    worker.onerror = (e) => this.failAll(new EngineError("internal", `the engine's worker failed: ${e.message}`));
+  }
+
+  /** Which WebAssembly build runs: "mt" (threads) or "st" (one thread). */
+  readonly build: "st" | "mt";
+
+  /** The loaded model, or null. */
+  get model(): ModelInfo | null {
+    return this.loadedInfo;
+  }
+
+  /** Numbers of the last generation (and threads, memory now). */
+  stats(): EngineStats {
+    return { ...this.last };
+  }
+
+  async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    const spec = sourceSpec(source);
+    const info = (await this.request(
+      (id) => ({ id, op: "load", source: spec, contextSize: options.contextSize }),
+      options.signal,
+      { onProgress: options.onProgress },
+    )) as ModelInfo;
+    this.loadedInfo = info;
+    return info;
+  }
+
+  /** Continues a raw text prompt (special-token texts are parsed). */
+  generate(prompt: string, options: GenerateOptions = {}): AsyncIterable<string> {
+    if (typeof prompt !== "string") throw new EngineError("bad_input", "the prompt must be a string");
+    const sampling = checkOptions(options);
+    return this.stream((id) => ({ id, op: "generate", prompt, options: sampling }), options.signal);
+  }
+
+  /** Answers a conversation in the model's chat format. Earlier turns are not evaluated again. */
+  chat(messages: ChatMessage[], options: GenerateOptions = {}): AsyncIterable<string> {
+    if (!Array.isArray(messages) || messages.length === 0) throw new EngineError("bad_input", "messages must be a non-empty array");
+    for (const m of messages) {
+      if (!m || !["system", "user", "assistant"].includes(m.role) || typeof m.content !== "string") {
+        throw new EngineError("bad_input", "each message needs role system|user|assistant and string content");
+      }
+    }
+    const sampling = checkOptions(options);
+    const copy = messages.map((m) => ({ role: m.role, content: m.content }));
+    return this.stream((id) => ({ id, op: "chat", messages: copy, options: sampling }), options.signal);
+  }
+
+  async tokenize(text: string, options: { special?: boolean } = {}): Promise<number[]> {
+    if (typeof text !== "string") throw new EngineError("bad_input", "text must be a string");
+    return (await this.request((id) => ({ id, op: "tokenize", text, special: options.special ?? true }))) as number[];
+  }
+
+  async detokenize(ids: number[]): Promise<string> {
+    if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x))) throw new EngineError("bad_input", "ids must be integers");
+    return (await this.request((id) => ({ id, op: "detokenize", ids }))) as string;
+  }
+
+  async unload(): Promise<void> {
+    await this.request((id) => ({ id, op: "unload" }));
+    this.loadedInfo = null;
+  }
+
+  /** Removes every model saved for offline use. */
+  async clearCache(): Promise<void> {
+    await this.request((id) => ({ id, op: "clearCache" }));
+  }
+
+  /** Stops the worker; the engine cannot be used afterwards. */
+  terminate(): void {
+    this.terminated = true;
+    this.worker.terminate();
+    this.failAll(new EngineError("aborted", "the engine was terminated"));
+  }
+
+  private receive(msg: Response): void {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    switch (msg.type) {
+      case "progress":
+        p.onProgress?.(msg.progress);
+        return;
+      case "piece":
+        p.onPiece?.(msg.text, msg.generated);
+        return;
+      case "result":
+        this.pending.delete(msg.id);
+        p.resolve(msg.value);
+        return;
+      case "error":
+        this.pending.delete(msg.id);
+        p.reject(new EngineError(msg.error.code, msg.error.message));
+        return;
+    }
+  }
+
+  private failAll(error: EngineError): void {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+
+  private request(
+    make: (id: number) => Request,
+    signal?: AbortSignal,
+    hooks: Pick<Pending, "onProgress" | "onPiece"> = {},
+  ): Promise<unknown> {
+    if (this.terminated) return Promise.reject(new EngineError("aborted", "the engine was terminated"));
+    if (signal?.aborted) return Promise.reject(new EngineError("aborted", "aborted by the caller"));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id } satisfies Request);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (v) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(v);
+        },
+        reject: (e) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+        ...hooks,
+      });
+      this.worker.postMessage(make(id));
+    });
+  }
+
+  // Pieces as an async iterator; the request's completion ends it.
+  private stream(make: (id: number) => Request, signal?: AbortSignal): AsyncIterable<string> {
+    const queue: string[] = [];
+    let wake: (() => void) | null = null;
+    let finished = false;
+    let failure: EngineError | null = null;
+    this.request(make, signal, {
+      onPiece: (text, generated) => {
+        this.last.generatedTokens = generated;
+        queue.push(text);
+        wake?.();
+      },
+    }).then(
+      (stats) => {
+        Object.assign(this.last, stats as EngineStats);
+        finished = true;
+        wake?.();
+      },
+      (e: EngineError) => {
+        failure = e;
+        finished = true;
+        wake?.();
+      },
+    );
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next: async (): Promise<IteratorResult<string>> => {
+          for (;;) {
+            if (queue.length) return { value: queue.shift()!, done: false };
+            if (failure) throw failure;
+            if (finished) return { value: undefined, done: true };
+            await new Promise<void>((r) => (wake = r));
+            wake = null;
+          }
+        },
+      }),
+    };
+  }
+}
+
+/** Starts the engine's worker (threads when the page is cross-origin isolated). */
+export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
+  const hardware = typeof navigator !== "undefined" ? navigator.hardwareConcurrency || 1 : 1;
+  const threads = options.threads ?? Math.min(hardware, 4);
+  if (!Number.isInteger(threads) || threads < 1) throw new EngineError("bad_input", "threads must be an integer >= 1");
+  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "smolinfer" });
+  const init = await new Promise<InitResult>((resolve, reject) => {
+    worker.onmessage = (e: MessageEvent<Response>) => {
+      const msg = e.data;
+      if (msg.type === "result") resolve(msg.value as InitResult);
+      else if (msg.type === "error") reject(new EngineError(msg.error.code, msg.error.message));
+    };
+    worker.onerror = (e) => reject(new EngineError("internal", `the engine's worker did not start: ${e.message}`));
+    worker.postMessage({ id: 0, op: "init", threads } satisfies Request);
+  });
+  return new Engine(worker, init);
+}
