@@ -1,29 +1,40 @@
 # smolinfer entry points. The two a newcomer needs:
-#   make serve   build, fetch the model, serve the demo
-#   make test    build and run every test
-# Others: make native, make model, make golden (regenerate reference files), make clean.
+#   make serve   install what is missing, build, fetch the model, serve the demo
+#   make test    install what is missing, build, run every test
+# Others: make native, make web, make model, make golden (reference files), make clean.
 
 PRESET ?= release
-BUILD_DIR := build/native
+PORT ?= 8080
+# Debian's Emscripten finds its JavaScript dependencies through NODE_PATH.
+EMENV := NODE_PATH=/usr/share/nodejs
 
-.PHONY: native model test serve golden clean
+.PHONY: deps native wasm web model test serve golden clean
+
+deps:
+	@scripts/install-deps
 
 native:
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET)
 
+wasm:
+	$(EMENV) emcmake cmake --preset wasm-st >/dev/null
+	$(EMENV) cmake --build --preset wasm-st
+	$(EMENV) emcmake cmake --preset wasm-mt >/dev/null
+	$(EMENV) cmake --build --preset wasm-mt
+
+web: wasm
+	cd web && node build.mjs
+
 model:
 	@scripts/fetch-model
 
-test: native
-	@model="$$(scripts/fetch-model | tail -n 1)" && \
-	SMOLINFER_MODEL="$$model" ctest --preset $(PRESET) --timeout 900
+test: deps native web
+	@PRESET=$(PRESET) scripts/run-tests
 
-serve: native
-	@model="$$(scripts/fetch-model | tail -n 1)" && \
-	echo "smolinfer is built ($(BUILD_DIR)/smolinfer) and the model is at $$model." && \
-	echo "The browser demo comes with the web build; for now, try:" && \
-	echo "  $(BUILD_DIR)/smolinfer run -m $$model --chat -p \"What is the capital of France?\""
+serve: deps web
+	@scripts/fetch-model >/dev/null
+	node web/serve.mjs --port $(PORT)
 
 golden:
 	scripts/make-golden

@@ -1,0 +1,113 @@
+// The single-threaded WebAssembly engine under Node: the same API the worker
+// uses, checked against llama.cpp's golden outputs and for clear errors.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+
+import { loadWasm, repoRoot } from "./wasm-module.mjs";
+
+const modelPath = process.env.SMOLINFER_MODEL;
+if (!modelPath) throw new Error("SMOLINFER_MODEL is not set: run the tests with 'make test', which fetches the model");
+const golden = (name) => JSON.parse(fs.readFileSync(path.join(repoRoot, "tests", "golden", name), "utf8"));
+
+const M = await loadWasm("st");
+const modelBytes = fs.readFileSync(modelPath);
+
+function copyIn(bytes) {
+  const ptr = M.Engine.allocate(bytes.length);
+  assert.ok(ptr > 0, "allocation failed");
+  M.HEAPU8.set(bytes, ptr);
+  return ptr;
+}
+
+const engine = new M.Engine();
+const info = engine.load(copyIn(modelBytes), modelBytes.length, { threads: 1, contextSize: 1024 });
+
+test("the model loads and describes itself", () => {
+  assert.equal(info.error, undefined, info.error);
+  assert.equal(info.architecture, "llama");
+  assert.equal(info.vocabSize, 49152);
+  assert.equal(info.layers, 30);
+  assert.equal(info.contextSize, 1024);
+  assert.equal(info.fileBytes, modelBytes.length);
+});
+
+test("SHA-256 of the model in engine memory matches the recorded digest", () => {
+  const ptr = copyIn(modelBytes);
+  try {
+    assert.equal(M.Engine.sha256(ptr, modelBytes.length), "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
+  } finally {
+    M.Engine.release(ptr);
+  }
+});
+
+test("tokenization matches llama.cpp on every golden string", () => {
+  let checked = 0;
+  for (const c of golden("tokenizer.json").cases) {
+    const r = engine.tokenize(c.text, false, c.parse_special);
+    assert.equal(r.error, undefined);
+    assert.deepEqual(Array.from(r.ids), c.ids, JSON.stringify(c.text));
+    checked++;
+  }
+  assert.ok(checked >= 300);
+});
+
+test("greedy chat continuations match llama.cpp token for token", () => {
+  for (const c of golden("generation.json").cases.filter((c) => c.mode === "chat").slice(0, 3)) {
+    const messages = [...(c.system ? [{ role: "system", content: c.system }] : []), { role: "user", content: c.text }];
+    const prompt = engine.chatTokens(messages, true);
+    assert.deepEqual(Array.from(prompt.ids), c.prompt_ids, c.name);
+    const n = 24;
+    assert.equal(engine.start(prompt.ids, { maxTokens: n, temperature: 0 }).error, undefined);
+    const ids = [];
+    for (;;) {
+      const r = engine.next();
+      assert.equal(r.error, undefined);
+      if (r.done) break;
+      if (r.token >= 0) ids.push(r.token);
+    }
+    assert.deepEqual(ids, c.ids.slice(0, n), c.name);
+  }
+});
+
+test("a second chat turn reuses the cached conversation", () => {
+  const first = [{ role: "user", content: "Name a color." }];
+  const p1 = engine.chatTokens(first, true).ids;
+  engine.start(p1, { maxTokens: 8, temperature: 0 });
+  let answer = "";
+  let r;
+  while (!(r = engine.next()).done) answer += r.text;
+  const second = [...first, { role: "assistant", content: answer }, { role: "user", content: "Another one?" }];
+  const stats = engine.start(engine.chatTokens(second, true).ids, { maxTokens: 4, temperature: 0 });
+  assert.ok(stats.reusedTokens >= p1.length, `reused ${stats.reusedTokens} of ${p1.length}`);
+  while (!engine.next().done);
+});
+
+test("detokenize turns ids back into text and rejects unknown ids", () => {
+  const ids = engine.tokenize("Hello, world!", false, true).ids;
+  assert.equal(engine.detokenize(Array.from(ids), false).text, "Hello, world!");
+  assert.match(engine.detokenize([1, 999999], false).error, /outside the vocabulary/);
+});
+
+test("bad options and prompts are errors, not crashes", () => {
+  const ids = engine.tokenize("Hi", false, true).ids;
+  assert.match(engine.start(ids, { temperature: -1 }).error, /temperature/);
+  assert.match(engine.start(new Int32Array([]), {}).error, /empty/);
+  assert.match(engine.start(new Int32Array(2000).fill(100), {}).error, /context holds 1024/);
+  assert.match(engine.chatTokens([{ role: "robot", content: "x" }], true).error, /role 'robot'/);
+});
+
+test("a file that is not GGUF is a clear error and the engine stays usable", () => {
+  const junk = new Uint8Array(4096).map((_, i) => (i * 7) & 255);
+  const other = new M.Engine();
+  const r = other.load(copyIn(junk), junk.length, { threads: 1 });
+  assert.match(r.error, /not a GGUF file/);
+  assert.equal(other.loaded(), false);
+  assert.match(other.tokenize("x", false, true).error, /no model is loaded/);
+  assert.match(other.start(new Int32Array([1]), {}).error, /no model is loaded/);
+  // A truncated copy of the real model names the tensor that does not fit.
+  const half = modelBytes.subarray(0, modelBytes.length >> 1);
+  const t = other.load(copyIn(half), half.length, { threads: 1 });
+  assert.match(t.error, /truncated GGUF file: tensor '/);
+});

@@ -1,0 +1,18 @@
+// Loads a WebAssembly build of the engine in Node (for the API tests).
+// Emscripten 3.1.6's ES-module output expects CommonJS names under Node.
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export async function loadWasm(build = "st") {
+  const dir = path.join(root, "build", `wasm-${build}`, "wasm");
+  globalThis.require ??= createRequire(import.meta.url);
+  globalThis.__dirname ??= dir;
+  const { default: factory } = await import(path.join(dir, `smolinfer-${build}.js`));
+  return factory({ wasmBinary: fs.readFileSync(path.join(dir, `smolinfer-${build}.wasm`)), print: () => {}, printErr: () => {} });
+}
+
+export const repoRoot = root;
