@@ -1,6 +1,7 @@
-// Parity with llama.cpp on the real model: prompt tokens, greedy
+// Parity with llama.cpp on every golden model: prompt tokens, greedy
 // continuations and the top-10 log-probabilities at every generated
-// position (tests/golden/generation.json, written by scripts/make-golden).
+// position (tests/golden/<model>/generation.json, written by
+// scripts/make-golden).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,19 +36,22 @@ TokenId argmax(const std::vector<double>& v) {
 
 // The model and golden file load on first use inside a test body, so that a
 // missing model fails the tests instead of skipping them.
-class GoldenGeneration : public ::testing::Test {
+class GoldenGeneration : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        if (!session_) {
-            golden_ = std::make_unique<nlohmann::json>(test::load_golden("generation.json"));
+        if (loaded_ != GetParam()) {
+            session_.reset();
+            golden_ = std::make_unique<nlohmann::json>(test::load_golden(GetParam() + "/generation.json"));
             SessionOptions o;
             o.context = (*golden_)["context_size"].get<int>();
-            session_ = Session::open_file(test::model_path(), o);
+            session_ = Session::open_file(test::model_path(GetParam()), o);
+            loaded_ = GetParam();
         }
     }
     static void TearDownTestSuite() {
         session_.reset();
         golden_.reset();
+        loaded_.clear();
     }
 
     static std::vector<TokenId> prompt_of(const nlohmann::json& c) {
@@ -60,19 +64,21 @@ protected:
 
     static std::unique_ptr<nlohmann::json> golden_;
     static std::unique_ptr<Session> session_;
+    static std::string loaded_;
 };
 
 std::unique_ptr<nlohmann::json> GoldenGeneration::golden_;
 std::unique_ptr<Session> GoldenGeneration::session_;
+std::string GoldenGeneration::loaded_;
 
-TEST_F(GoldenGeneration, PromptTokensMatch) {
+TEST_P(GoldenGeneration, PromptTokensMatch) {
     for (const auto& c : (*golden_)["cases"]) {
         EXPECT_EQ(prompt_of(c), c["prompt_ids"].get<std::vector<TokenId>>()) << c["name"];
     }
 }
 
 // Feeds llama.cpp's tokens and compares the distribution at every position.
-TEST_F(GoldenGeneration, TopLogprobsAndGreedyChoiceMatchAtEveryPosition) {
+TEST_P(GoldenGeneration, TopLogprobsAndGreedyChoiceMatchAtEveryPosition) {
     double worst = 0;
     std::string worst_at;
     for (const auto& c : (*golden_)["cases"]) {
@@ -105,11 +111,12 @@ TEST_F(GoldenGeneration, TopLogprobsAndGreedyChoiceMatchAtEveryPosition) {
             if (pos + 1 < ids.size()) logits = session_->evaluate({&ids[pos], 1}, false);
         }
     }
-    std::printf("largest top-10 log-probability difference: %.4f (%s)\n", worst, worst_at.c_str());
+    std::printf("%s: largest top-10 log-probability difference: %.4f (%s)\n", GetParam().c_str(), worst,
+                worst_at.c_str());
 }
 
 // The real generate() loop: identical tokens, or a divergence at a near-tie.
-TEST_F(GoldenGeneration, GreedyContinuationsAreIdentical) {
+TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
     for (const auto& c : (*golden_)["cases"]) {
         const std::string name = c["name"];
         const auto golden_ids = c["ids"].get<std::vector<TokenId>>();
@@ -132,6 +139,9 @@ TEST_F(GoldenGeneration, GreedyContinuationsAreIdentical) {
                                  << gap << " (not a near-tie)";
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Model, GoldenGeneration, ::testing::ValuesIn(test::golden_models()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace smolinfer

@@ -1,5 +1,6 @@
-// Perplexity over ~2,000 tokens of English, within 1% of llama.cpp's
-// (tests/golden/perplexity.json, written by scripts/make-golden).
+// Perplexity over ~2,000 tokens of English, within 1% of llama.cpp's on
+// every golden model (tests/golden/<model>/perplexity.json, written by
+// scripts/make-golden).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,12 +13,14 @@
 namespace smolinfer {
 namespace {
 
-TEST(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
-    const auto golden = test::load_golden("perplexity.json");
+class GoldenPerplexity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
+    const auto golden = test::load_golden(GetParam() + "/perplexity.json");
     const int n_ctx = golden["n_ctx"];
     SessionOptions o;
     o.context = n_ctx;
-    const auto session = Session::open_file(test::model_path(), o);
+    const auto session = Session::open_file(test::model_path(GetParam()), o);
     const auto tokens = golden["token_ids"].get<std::vector<TokenId>>();
     const auto r = perplexity(*session, tokens, n_ctx);
 
@@ -30,10 +33,14 @@ TEST(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
             << "chunk " << c;
     }
     const double want = golden["ppl"];
-    std::printf("perplexity: ours %.6f, llama.cpp %.6f (%.4f%% apart)\n", r.ppl, want, 100 * std::abs(r.ppl / want - 1));
+    std::printf("perplexity (%s): ours %.6f, llama.cpp %.6f (%.4f%% apart)\n", GetParam().c_str(), r.ppl, want,
+                100 * std::abs(r.ppl / want - 1));
     EXPECT_NEAR(r.ppl, want, 0.01 * want);  // the bar: within 1%
     EXPECT_NEAR(r.ppl, want, 1e-3 * want);  // what we actually hold ourselves to
 }
+
+INSTANTIATE_TEST_SUITE_P(Model, GoldenPerplexity, ::testing::ValuesIn(test::golden_models()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace smolinfer

@@ -1,5 +1,5 @@
-// Tokenization of 496 varied strings, identical to llama.cpp
-// (tests/golden/tokenizer.json, written by scripts/make-golden).
+// Tokenization of 496 varied strings, identical to llama.cpp on every golden
+// model (tests/golden/<model>/tokenizer.json, written by scripts/make-golden).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -22,11 +22,13 @@ std::string printable(const std::string& s) {
     return out;
 }
 
-TEST(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
-    const auto golden = test::load_golden("tokenizer.json");
+class GoldenTokenizer : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
+    const auto golden = test::load_golden(GetParam() + "/tokenizer.json");
     SessionOptions o;
     o.context = 64;  // tokenizing needs no cache
-    const auto session = Session::open_file(test::model_path(), o);
+    const auto session = Session::open_file(test::model_path(GetParam()), o);
     int failures = 0;
     size_t n = 0;
     for (const auto& c : golden["cases"]) {
@@ -45,15 +47,18 @@ TEST(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
     EXPECT_GE(n, 300u);
 }
 
-TEST(GoldenTokenizer, PerplexityTextTokenizesExactlyAsLlamaCpp) {
-    const auto golden = test::load_golden("perplexity.json");
+TEST_P(GoldenTokenizer, PerplexityTextTokenizesExactlyAsLlamaCpp) {
+    const auto golden = test::load_golden(GetParam() + "/perplexity.json");
     SessionOptions o;
     o.context = 64;
-    const auto session = Session::open_file(test::model_path(), o);
+    const auto session = Session::open_file(test::model_path(GetParam()), o);
     std::ifstream in(test::golden_path("perplexity.txt"), std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(session->tokenize(text, true, false), golden["token_ids"].get<std::vector<TokenId>>());
 }
+
+INSTANTIATE_TEST_SUITE_P(Model, GoldenTokenizer, ::testing::ValuesIn(test::golden_models()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace smolinfer

@@ -29,28 +29,38 @@ std::vector<float> random_activations(size_t n, std::mt19937& rng) {
 
 class Kernels : public ::testing::TestWithParam<Type> {};
 
+// Every dot a kernel has (one token; batches) for matrices llama.cpp does
+// and does not interleave (8 rows and 1 row).
 TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
     const Type type = GetParam();
-    const auto ref = quant::matmul_kernel(type, quant::Isa::Reference);
-    ASSERT_TRUE(ref);
     std::mt19937 rng(7);
-    for (const size_t n : {size_t(256), size_t(576), size_t(1536), size_t(4096)}) {
-        if (n % quant::traits(type).block_elems != 0) continue;
-        for (int trial = 0; trial < 20; ++trial) {
-            const auto w = test::random_blocks(type, n, rng);
-            const auto x = random_activations(n, rng);
-            std::vector<uint8_t> a(n * 4 + 64);
-            ref->quantize(x.data(), a.data(), n);
-            const float want = ref->dot(n, w.data(), a.data());
-            for (const quant::Isa isa : {quant::Isa::Avx2}) {
-                if (quant::best_isa() != isa) continue;  // not on this CPU or build
-                const auto k = quant::matmul_kernel(type, isa);
-                std::vector<uint8_t> a2(a.size());
-                k->quantize(x.data(), a2.data(), n);
-                ASSERT_EQ(0, std::memcmp(a.data(), a2.data(), quant::row_bytes(quant::traits(k->activation), n)));
-                const float got = k->dot(n, w.data(), a2.data());
-                ASSERT_EQ(std::memcmp(&got, &want, 4), 0)
-                    << quant::isa_name(isa) << " n=" << n << ": " << got << " vs reference " << want;
+    for (const int rows : {1, 8}) {
+        for (const size_t n : {size_t(256), size_t(576), size_t(1536), size_t(4096)}) {
+            if (n % quant::traits(type).block_elems != 0) continue;
+            const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
+            ASSERT_TRUE(ref);
+            for (int trial = 0; trial < 20; ++trial) {
+                const auto w = test::random_blocks(type, n, rng);
+                const auto x = random_activations(n, rng);
+                std::vector<uint8_t> a(n * 4 + 64);
+                ref->quantize(x.data(), a.data(), n);
+                for (const quant::Isa isa : {quant::Isa::Avx2}) {
+                    if (quant::best_isa() != isa) continue;  // not on this CPU or build
+                    const auto k = quant::matmul_kernel(type, rows, int(n), isa);
+                    ASSERT_EQ(bool(k->dot_batched), bool(ref->dot_batched));
+                    ASSERT_EQ(k->batch_group, ref->batch_group);
+                    std::vector<uint8_t> a2(a.size());
+                    k->quantize(x.data(), a2.data(), n);
+                    ASSERT_EQ(0, std::memcmp(a.data(), a2.data(), quant::row_bytes(quant::traits(k->activation), n)));
+                    std::vector<std::pair<quant::DotFn, quant::DotFn>> dots = {{ref->dot, k->dot}};
+                    if (ref->dot_batched) dots.emplace_back(ref->dot_batched, k->dot_batched);
+                    for (const auto& [ref_dot, isa_dot] : dots) {
+                        const float want = ref_dot(n, w.data(), a.data());
+                        const float got = isa_dot(n, w.data(), a2.data());
+                        ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << quant::isa_name(isa) << " rows=" << rows
+                                                                  << " n=" << n << ": " << got << " vs reference " << want;
+                    }
+                }
             }
         }
     }
@@ -58,7 +68,7 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
 
 TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
     const Type type = GetParam();
-    const auto k = quant::matmul_kernel(type);
+    const auto k = quant::matmul_kernel(type, 1, 256);
     ASSERT_TRUE(k);
     std::mt19937 rng(11);
     const size_t n = 1536;
@@ -100,7 +110,7 @@ TEST(KernelsByHand, Q4_1TimesConstant) {
     std::memset(b.qs, 0x33, sizeof b.qs);
     const std::vector<float> x(32, 127.0f);
     for (const quant::Isa isa : {quant::Isa::Reference, quant::best_isa()}) {
-        const auto k = quant::matmul_kernel(Type::Q4_1, isa);
+        const auto k = quant::matmul_kernel(Type::Q4_1, 1, 256, isa);
         quant::BlockQ8_1 a{};
         k->quantize(x.data(), &a, 32);
         EXPECT_EQ(a.qs[0], 127);

@@ -14,11 +14,11 @@ using quant::fp16_to_f32;
 
 namespace {
 
-// sum_i a(i) * b(i) for i < n, in the order of llama.cpp's GEMM (tinyBLAS,
-// 16 lanes) or of ggml_vec_dot_f16 (4 x 16 lanes over steps of 64, a
-// remainder in double). `padded`: llama.cpp sums over a length padded with
-// zero terms (its KV cache is padded to 256 positions), so every term takes
-// the vector path. Zero terms never change an accumulator, so they are skipped.
+// sum_i a(i) * b(i) for i < n, in the order of llama.cpp's GEMM (Batch) or
+// of ggml_vec_dot_f16 (Single; see quant/lanes.h). `padded`: llama.cpp sums
+// over a length padded with zero terms (its KV cache is padded to 256
+// positions), so every term takes the vector path. Zero terms never change
+// an accumulator, so they are skipped.
 //
 // llama.cpp accumulates with fused multiply-adds, but both factors here are
 // half-precision values (11 significant bits each), so their product is
@@ -26,22 +26,11 @@ namespace {
 // form. That keeps this loop fast where there is no FMA (WebAssembly).
 template <typename A, typename B>
 float dot_in_order(int n, A a, B b, AttentionOrder order, bool padded) {
-    if (order == AttentionOrder::Batch) {
-        float lanes[16] = {};
-        for (int i = 0; i < n; ++i) lanes[i % 16] += a(i) * b(i);
-        return quant::hsum16(lanes);
-    }
-    float acc[4][16] = {};
-    const int vector_part = padded ? n : n / 64 * 64;
-    for (int i = 0; i < vector_part; ++i) acc[(i / 16) % 4][i % 16] += a(i) * b(i);
-    double sum = 0.0;
-    if (vector_part > 0) {
-        float r[16];
-        for (int l = 0; l < 16; ++l) r[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
-        sum = quant::hsum16(r);
-    }
-    for (int i = vector_part; i < n; ++i) sum += double(a(i) * b(i));
-    return float(sum);
+    auto madd = [&](float acc, int i) { return acc + a(i) * b(i); };
+    if (order == AttentionOrder::Batch) return quant::sum_tinyblas_order(n, madd);
+    const int vector_end = padded ? n : n / 64 * 64;
+    return float(quant::sum_vec_dot_order<double>(n, vector_end, madd,
+                                                  [&](double sum, int i) { return sum + double(a(i) * b(i)); }));
 }
 
 }  // namespace

@@ -54,10 +54,13 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
             for (size_t i = lo; i < hi; ++i) {
                 const int r0 = int(i - tile) * kRowTile;
                 const int r1 = std::min(w.rows, r0 + kRowTile);
+                const int batched = (w.kernel.dot_batched && n_tokens >= 2)
+                                        ? n_tokens - n_tokens % w.kernel.batch_group : 0;
                 for (int tok = 0; tok < n_tokens; ++tok) {
+                    const quant::DotFn dot = tok < batched ? w.kernel.dot_batched : w.kernel.dot;
                     const uint8_t* a = act + size_t(tok) * act_row;
                     float* y = target.y + size_t(tok) * size_t(w.rows);
-                    for (int r = r0; r < r1; ++r) y[r] = w.kernel.dot(size_t(cols), w.row(r), a);
+                    for (int r = r0; r < r1; ++r) y[r] = dot(size_t(cols), w.row(r), a);
                 }
             }
             tile += tiles_here;

@@ -27,7 +27,7 @@ void check_shape(const gguf::TensorInfo& t, uint64_t ne0, uint64_t ne1) {
 Matrix bind_matrix(const gguf::File& file, const std::string& name, int cols, int rows) {
     const gguf::TensorInfo& t = require(file, name);
     check_shape(t, uint64_t(cols), uint64_t(rows));
-    const auto kernel = quant::matmul_kernel(t.type());
+    const auto kernel = quant::matmul_kernel(t.type(), rows, cols);
     if (!kernel) {
         throw Error("tensor '" + name + "' has type " + std::string(t.traits.name) + ", which cannot be a weight matrix");
     }

@@ -18,14 +18,24 @@ namespace smolinfer::quant::avx2 {
 namespace {
 
 // Lane j: sum of products 4j..4j+3 of unsigned bytes x and signed bytes y.
-inline __m256 lane_sums_us(__m256i x, __m256i y) {
+inline __m256i lane_isums_us(__m256i x, __m256i y) {
     const __m256i pairs = _mm256_maddubs_epi16(x, y);  // no saturation: |x| <= 128, |y| <= 127
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 }
 
 // Same for signed x (moving x's sign onto y).
-inline __m256 lane_sums_ss(__m256i x, __m256i y) {
-    return lane_sums_us(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+inline __m256i lane_isums_ss(__m256i x, __m256i y) {
+    return lane_isums_us(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+inline __m256 lane_sums_us(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_us(x, y)); }
+inline __m256 lane_sums_ss(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_ss(x, y)); }
+
+inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
 }
 
 // The 32 quants of a 4-bit block: low nibbles as values 0..15, high as 16..31.
@@ -70,6 +80,18 @@ float dot_q4_0_q8_0(size_t n, const void* w, const void* a) {
         acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(qx, load32(y[i].qs)), acc);
     }
     return hsum8(acc);
+}
+
+float dot_q4_0_q8_0_rows8(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const BlockQ4_0*>(w);
+    const auto* y = static_cast<const BlockQ8_0*>(a);
+    float acc = 0.0f;
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        const __m256i qx = _mm256_sub_epi8(nibbles(x[i].qs), _mm256_set1_epi8(8));
+        const int sum = hsum_i32(lane_isums_ss(qx, load32(y[i].qs)));
+        acc = std::fma(float(sum), fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d), acc);
+    }
+    return acc;
 }
 
 float dot_q4_1_q8_1(size_t n, const void* w, const void* a) {

@@ -9,10 +9,17 @@ namespace smolinfer::quant::avx2 {
 #if defined(__AVX2__) && defined(__FMA__)
 inline constexpr bool kAvailable = true;
 float dot_q4_0_q8_0(size_t n, const void* w, const void* a);
+float dot_q4_0_q8_0_rows8(size_t n, const void* w, const void* a);
 float dot_q4_1_q8_1(size_t n, const void* w, const void* a);
 float dot_q5_0_q8_0(size_t n, const void* w, const void* a);
 float dot_q5_1_q8_1(size_t n, const void* w, const void* a);
 float dot_q8_0_q8_0(size_t n, const void* w, const void* a);
+// K-quants (dot_kquant_avx2.cpp).
+float dot_q4_K_q8_K(size_t n, const void* w, const void* a);
+float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a);
+float dot_q4_K_q8_K_rows8_tokens4(size_t n, const void* w, const void* a);
+float dot_q5_K_q8_K(size_t n, const void* w, const void* a);
+float dot_q6_K_q8_K(size_t n, const void* w, const void* a);
 #else
 inline constexpr bool kAvailable = false;
 #endif

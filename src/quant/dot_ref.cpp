@@ -40,39 +40,25 @@ float min_terms(size_t n, const WBlock* x, const ABlock* y) {
     return sum;
 }
 
-// Sum of the activation codes of group g of `size` values (from bsums, 16 each).
-int act_sum(const BlockQ8_K& a, size_t g, size_t size) {
-    int s = 0;
-    for (size_t k = g * size / 16; k < (g + 1) * size / 16; ++k) s += a.bsums[k];
-    return s;
-}
-
-// K-quants: per group, the integer dot times the group's integer scale; a
-// minimum's share (dmin * min * sum of activation codes) uses the bsums.
-// TODO(K-quant parity): these sums are exact but the float steps do not yet
-// follow llama.cpp's AVX2 K-quant kernels.
-template <typename B, bool kHasMin>
-float dot_k(size_t n, const B* x, const BlockQ8_K* y, size_t group) {
-    float sum = 0.0f;
-    for (size_t i = 0; i < n / kQK256; ++i) {
-        int isum = 0;
-        int msum = 0;
-        for (size_t g = 0; g < kQK256 / group; ++g) {
-            int gsum = 0;
-            for (size_t l = 0; l < group; ++l) gsum += codes::code(x[i], g * group + l) * y[i].qs[g * group + l];
-            isum += codes::scale(x[i], g) * gsum;
-            if constexpr (kHasMin) msum += codes::min(x[i], g) * act_sum(y[i], g, group);
-        }
-        sum += y[i].d * fp16_to_f32(x[i].d) * float(isum);
-        if constexpr (kHasMin) sum -= y[i].d * fp16_to_f32(x[i].dmin) * float(msum);
-    }
-    return sum;
-}
-
 }  // namespace
 
 float dot_q4_0_q8_0(size_t n, const void* w, const void* a) {
     return dot_blocks32(n, static_cast<const BlockQ4_0*>(w), static_cast<const BlockQ8_0*>(a));
+}
+
+// llama.cpp interleaves the rows of a Q4_0 matrix in groups of 8 when their
+// count allows, and its kernels for that layout keep one fused multiply-add
+// chain per output, one step per block.
+float dot_q4_0_q8_0_rows8(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const BlockQ4_0*>(w);
+    const auto* y = static_cast<const BlockQ8_0*>(a);
+    float acc = 0.0f;
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        int sum = 0;
+        for (size_t k = 0; k < kQK32; ++k) sum += codes::code(x[i], k) * y[i].qs[k];
+        acc = exact_fma(float(sum), fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d), acc);
+    }
+    return acc;
 }
 
 float dot_q4_1_q8_1(size_t n, const void* w, const void* a) {
@@ -95,32 +81,22 @@ float dot_q8_0_q8_0(size_t n, const void* w, const void* a) {
     return dot_blocks32(n, static_cast<const BlockQ8_0*>(w), static_cast<const BlockQ8_0*>(a));
 }
 
-float dot_q2_K_q8_K(size_t n, const void* w, const void* a) {
-    return dot_k<BlockQ2_K, true>(n, static_cast<const BlockQ2_K*>(w), static_cast<const BlockQ8_K*>(a), 16);
-}
-
-float dot_q3_K_q8_K(size_t n, const void* w, const void* a) {
-    return dot_k<BlockQ3_K, false>(n, static_cast<const BlockQ3_K*>(w), static_cast<const BlockQ8_K*>(a), 16);
-}
-
-float dot_q4_K_q8_K(size_t n, const void* w, const void* a) {
-    return dot_k<BlockQ4_K, true>(n, static_cast<const BlockQ4_K*>(w), static_cast<const BlockQ8_K*>(a), 32);
-}
-
-float dot_q5_K_q8_K(size_t n, const void* w, const void* a) {
-    return dot_k<BlockQ5_K, true>(n, static_cast<const BlockQ5_K*>(w), static_cast<const BlockQ8_K*>(a), 32);
-}
-
-float dot_q6_K_q8_K(size_t n, const void* w, const void* a) {
-    return dot_k<BlockQ6_K, false>(n, static_cast<const BlockQ6_K*>(w), static_cast<const BlockQ8_K*>(a), 16);
-}
-
+// Half weights times half activations: both factors have 11 significant
+// bits, so every product is exact and multiply-then-add equals the fused form.
 float dot_f16_f16(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const uint16_t*>(w);
     const auto* y = static_cast<const uint16_t*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n; ++i) sum += fp16_to_f32(x[i]) * fp16_to_f32(y[i]);
-    return sum;
+    const int len = int(n);
+    auto term = [&](int i) { return fp16_to_f32(x[i]) * fp16_to_f32(y[i]); };
+    return float(sum_vec_dot_order<double>(
+        len, len / 64 * 64, [&](float acc, int i) { return acc + term(i); },
+        [&](double sum, int i) { return sum + double(term(i)); }));
+}
+
+float dot_f16_f16_tinyblas(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const uint16_t*>(w);
+    const auto* y = static_cast<const uint16_t*>(a);
+    return sum_tinyblas_order(int(n), [&](float acc, int i) { return acc + fp16_to_f32(x[i]) * fp16_to_f32(y[i]); });
 }
 
 float dot_bf16_bf16(size_t n, const void* w, const void* a) {
@@ -134,9 +110,17 @@ float dot_bf16_bf16(size_t n, const void* w, const void* a) {
 float dot_f32_f32(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const float*>(w);
     const auto* y = static_cast<const float*>(a);
-    float sum = 0.0f;
-    for (size_t i = 0; i < n; ++i) sum += x[i] * y[i];
-    return sum;
+    const int len = int(n);
+    // ggml's tail loop here is C++ compiled without contraction: multiply, then add.
+    return sum_vec_dot_order<float>(
+        len, len / 64 * 64, [&](float acc, int i) { return exact_fma(x[i], y[i], acc); },
+        [&](float sum, int i) { return sum + x[i] * y[i]; });
+}
+
+float dot_f32_f32_tinyblas(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const float*>(w);
+    const auto* y = static_cast<const float*>(a);
+    return sum_tinyblas_order(int(n), [&](float acc, int i) { return exact_fma(x[i], y[i], acc); });
 }
 
 }  // namespace smolinfer::quant::ref

@@ -32,7 +32,7 @@ MatmulKernel reference_kernel(Type weight, Type act, QuantizeRowFn q, DotFn dot)
 
 }  // namespace
 
-std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa) {
+std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa isa) {
     std::optional<MatmulKernel> k;
     switch (weight) {
         case Type::F32: k = reference_kernel(weight, Type::F32, ref::quantize_row_f32, ref::dot_f32_f32); break;
@@ -51,14 +51,32 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa) {
         case Type::Q8_1:
         case Type::Q8_K: return std::nullopt;
     }
+    // llama.cpp's x86 build interleaves these formats' rows in groups of 8.
+    const bool rows8 = rows % 8 == 0;
+    if (rows8 && weight == Type::Q4_0) k->dot = ref::dot_q4_0_q8_0_rows8;
+    if (rows8 && weight == Type::Q4_K) {
+        k->dot = ref::dot_q4_K_q8_K_rows8;
+        k->dot_batched = ref::dot_q4_K_q8_K_rows8_tokens4;
+        k->batch_group = 4;
+    }
+    // llama.cpp's GEMM takes float and half batches when the row length is a
+    // multiple of its 16 lanes.
+    if (cols % 16 == 0 && weight == Type::F16) k->dot_batched = ref::dot_f16_f16_tinyblas;
+    if (cols % 16 == 0 && weight == Type::F32) k->dot_batched = ref::dot_f32_f32_tinyblas;
 #if defined(__AVX2__) && defined(__FMA__)
     if (isa == Isa::Avx2) {
         switch (weight) {
-            case Type::Q4_0: k->dot = avx2::dot_q4_0_q8_0; break;
+            case Type::Q4_0: k->dot = rows8 ? avx2::dot_q4_0_q8_0_rows8 : avx2::dot_q4_0_q8_0; break;
             case Type::Q4_1: k->dot = avx2::dot_q4_1_q8_1; break;
             case Type::Q5_0: k->dot = avx2::dot_q5_0_q8_0; break;
             case Type::Q5_1: k->dot = avx2::dot_q5_1_q8_1; break;
             case Type::Q8_0: k->dot = avx2::dot_q8_0_q8_0; break;
+            case Type::Q4_K:
+                k->dot = rows8 ? avx2::dot_q4_K_q8_K_rows8 : avx2::dot_q4_K_q8_K;
+                if (rows8) k->dot_batched = avx2::dot_q4_K_q8_K_rows8_tokens4;
+                break;
+            case Type::Q5_K: k->dot = avx2::dot_q5_K_q8_K; break;
+            case Type::Q6_K: k->dot = avx2::dot_q6_K_q8_K; break;
             default: break;
         }
     }
@@ -66,7 +84,7 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa) {
 #if defined(__wasm_simd128__)
     if (isa == Isa::WasmSimd) {
         switch (weight) {
-            case Type::Q4_0: k->dot = wasm::dot_q4_0_q8_0; break;
+            case Type::Q4_0: k->dot = rows8 ? k->dot : wasm::dot_q4_0_q8_0; break;
             case Type::Q4_1: k->dot = wasm::dot_q4_1_q8_1; break;
             case Type::Q5_0: k->dot = wasm::dot_q5_0_q8_0; break;
             case Type::Q5_1: k->dot = wasm::dot_q5_1_q8_1; break;

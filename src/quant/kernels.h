@@ -20,6 +20,12 @@ struct MatmulKernel {
     Type activation;         // block format the activation row is quantized to
     QuantizeRowFn quantize;  // float row -> activation format
     DotFn dot;               // weight row . quantized activation row
+    // For batches, llama.cpp sums some formats in another order: F16/F32
+    // (its GEMM, every token of a batch of two or more) and interleaved Q4_K
+    // (tokens taken four at a time). Tokens [0, n - n % batch_group) of a
+    // batch of n >= 2 use dot_batched; null when `dot` serves every token.
+    DotFn dot_batched = nullptr;
+    int batch_group = 1;
 };
 
 enum class Isa {
@@ -32,8 +38,10 @@ enum class Isa {
 Isa best_isa();
 std::string_view isa_name(Isa isa);
 
-// Kernel for weights of `weight` type; nullopt if weights of that type cannot
-// be multiplied (Q8_1 and Q8_K exist only as activation formats).
-std::optional<MatmulKernel> matmul_kernel(Type weight, Isa isa = best_isa());
+// Kernel for a matrix of `rows` rows of `cols` values of `weight` type (the
+// shape decides which of llama.cpp's kernels would run, and so its summation
+// order); nullopt if weights of that type cannot be multiplied (Q8_1 and Q8_K
+// exist only as activation formats).
+std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa isa = best_isa());
 
 }  // namespace smolinfer::quant

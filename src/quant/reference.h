@@ -27,7 +27,8 @@ void quantize_row_bf16(const float* x, void* dst, size_t n);
 void quantize_row_f32(const float* x, void* dst, size_t n);
 
 // Dot product of n values: weight row `w` (type named first) with an
-// activation row `a` already quantized to the paired format.
+// activation row `a` already quantized to the paired format, summed in the
+// order of llama.cpp's x86 kernel for the pair.
 float dot_q4_0_q8_0(size_t n, const void* w, const void* a);
 float dot_q4_1_q8_1(size_t n, const void* w, const void* a);
 float dot_q5_0_q8_0(size_t n, const void* w, const void* a);
@@ -38,8 +39,19 @@ float dot_q3_K_q8_K(size_t n, const void* w, const void* a);
 float dot_q4_K_q8_K(size_t n, const void* w, const void* a);
 float dot_q5_K_q8_K(size_t n, const void* w, const void* a);
 float dot_q6_K_q8_K(size_t n, const void* w, const void* a);
+// The orders llama.cpp uses for Q4_0 and Q4_K matrices whose rows it
+// interleaves in groups of 8 (row count a multiple of 8): one fused
+// multiply-add chain per output; for Q4_K a step per block for a token on its
+// own and a step per 64 values for tokens taken four at a time.
+float dot_q4_0_q8_0_rows8(size_t n, const void* w, const void* a);
+float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a);
+float dot_q4_K_q8_K_rows8_tokens4(size_t n, const void* w, const void* a);
+// F16 and F32 follow llama.cpp's AVX-512 build: ggml_vec_dot_* for one
+// token, tinyBLAS (its GEMM; row length a multiple of 16) for batches.
 float dot_f16_f16(size_t n, const void* w, const void* a);
+float dot_f16_f16_tinyblas(size_t n, const void* w, const void* a);
 float dot_bf16_bf16(size_t n, const void* w, const void* a);
 float dot_f32_f32(size_t n, const void* w, const void* a);
+float dot_f32_f32_tinyblas(size_t n, const void* w, const void* a);
 
 }  // namespace smolinfer::quant::ref

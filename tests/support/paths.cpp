@@ -14,13 +14,19 @@ nlohmann::json load_golden(const std::string& name) {
     return nlohmann::json::parse(in);
 }
 
-std::string model_path() {
-    const char* p = std::getenv("SMOLINFER_MODEL");
+std::string model_path(const std::string& name) {
+    const std::string var = name == "Q4_1" ? "SMOLINFER_MODEL" : "SMOLINFER_MODEL_" + name;
+    const char* p = std::getenv(var.c_str());
     if (p == nullptr || *p == '\0') {
-        throw std::runtime_error("SMOLINFER_MODEL is not set: run the tests with 'make test', which fetches the model");
+        throw std::runtime_error(var + " is not set: run the tests with 'make test', which fetches and makes the models");
     }
-    if (!std::ifstream(p)) throw std::runtime_error(std::string("SMOLINFER_MODEL=") + p + " does not exist");
+    if (!std::ifstream(p)) throw std::runtime_error(var + "=" + p + " does not exist");
     return p;
+}
+
+const std::vector<std::string>& golden_models() {
+    static const std::vector<std::string> names = {"Q4_1"};
+    return names;
 }
 
 std::string cli_path() { return SMOLINFER_CLI_PATH; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,10 +14,15 @@ std::string golden_path(const std::string& name);
 // Parsed tests/golden/<name>; fails the calling test if unreadable.
 nlohmann::json load_golden(const std::string& name);
 
-// The real SmolLM2 model, from $SMOLINFER_MODEL (make test sets it).
-// Throws with a clear message when it is not set or missing, so tests that
-// need the model fail loudly rather than skip.
-std::string model_path();
+// The real SmolLM2 model: "Q4_1" is the fetched file ($SMOLINFER_MODEL);
+// other names are that file quantized by smolinfer ($SMOLINFER_MODEL_<NAME>,
+// e.g. SMOLINFER_MODEL_Q4_K_M). make test sets them. Throws with a clear
+// message when one is not set or missing, so tests that need a model fail
+// loudly rather than skip.
+std::string model_path(const std::string& name = "Q4_1");
+
+// The models with llama.cpp golden files in tests/golden/<name>/.
+const std::vector<std::string>& golden_models();
 
 // The smolinfer command-line binary of this build.
 std::string cli_path();

@@ -44,7 +44,7 @@ test("SHA-256 of the model in engine memory matches the recorded digest", () => 
 
 test("tokenization matches llama.cpp on every golden string", () => {
   let checked = 0;
-  for (const c of golden("tokenizer.json").cases) {
+  for (const c of golden("Q4_1/tokenizer.json").cases) {
     const r = engine.tokenize(c.text, false, c.parse_special);
     assert.equal(r.error, undefined);
     assert.deepEqual(Array.from(r.ids), c.ids, JSON.stringify(c.text));
@@ -54,7 +54,7 @@ test("tokenization matches llama.cpp on every golden string", () => {
 });
 
 test("greedy chat continuations match llama.cpp token for token", () => {
-  for (const c of golden("generation.json").cases.filter((c) => c.mode === "chat").slice(0, 3)) {
+  for (const c of golden("Q4_1/generation.json").cases.filter((c) => c.mode === "chat").slice(0, 3)) {
     const messages = [...(c.system ? [{ role: "system", content: c.system }] : []), { role: "user", content: c.text }];
     const prompt = engine.chatTokens(messages, true);
     assert.deepEqual(Array.from(prompt.ids), c.prompt_ids, c.name);
