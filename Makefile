@@ -36,8 +36,9 @@ serve: deps web
 	@scripts/fetch-model >/dev/null
 	node web/serve.mjs --port $(PORT)
 
-golden:
-	scripts/make-golden
+golden: native
+	scripts/make-golden Q4_1
+	scripts/make-golden Q4_K_M
 
 clean:
 	rm -rf build

@@ -25,7 +25,7 @@ std::string model_path(const std::string& name) {
 }
 
 const std::vector<std::string>& golden_models() {
-    static const std::vector<std::string> names = {"Q4_1"};
+    static const std::vector<std::string> names = {"Q4_1", "Q4_K_M"};
     return names;
 }
 
