@@ -91,10 +91,20 @@ TEST_P(MatmulGolden, EqualsLlamaCppBitForBit) {
     EXPECT_EQ(checked, int(cases.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, MatmulGolden, ::testing::Values(quant::Isa::Reference, quant::best_isa()),
-                         [](const auto& info) { return std::string(quant::isa_name(info.param)) == "wasm-simd128"
-                                                           ? std::string("wasm")
-                                                           : std::string(quant::isa_name(info.param)); });
+// Every instruction set this build and CPU can run.
+std::vector<quant::Isa> available_isas() {
+    std::vector<quant::Isa> isas;
+    for (const quant::Isa isa : {quant::Isa::Reference, quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+        if (quant::isa_available(isa)) isas.push_back(isa);
+    }
+    return isas;
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulGolden, ::testing::ValuesIn(available_isas()), [](const auto& info) {
+    std::string name(quant::isa_name(info.param));
+    for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return name;
+});
 
 }  // namespace
 }  // namespace smolinfer

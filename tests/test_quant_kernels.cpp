@@ -44,8 +44,8 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
                 const auto x = random_activations(n, rng);
                 std::vector<uint8_t> a(n * 4 + 64);
                 ref->quantize(x.data(), a.data(), n);
-                for (const quant::Isa isa : {quant::Isa::Avx2}) {
-                    if (quant::best_isa() != isa) continue;  // not on this CPU or build
+                for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+                    if (!quant::isa_available(isa)) continue;  // not on this CPU or build
                     const auto k = quant::matmul_kernel(type, rows, int(n), isa);
                     ASSERT_EQ(bool(k->dot_batched), bool(ref->dot_batched));
                     ASSERT_EQ(k->batch_group, ref->batch_group);
@@ -91,6 +91,46 @@ TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
     // And the activation quantization itself keeps the result near the
     // unquantized dot (8-bit: ~1% of the magnitude).
     EXPECT_NEAR(got, exact_x, 2e-2 * mag);
+}
+
+// Whole tiles (any number of rows and tokens) against one reference dot
+// per (row, token), for every instruction set that has tiles.
+TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
+    const Type type = GetParam();
+    std::mt19937 rng(13);
+    for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+        if (!quant::isa_available(isa)) continue;
+        for (const int rows : {1, 2, 3, 8, 16}) {
+            const size_t n = quant::traits(type).block_elems == 256 ? 512 : 576;
+            const auto k = quant::matmul_kernel(type, rows, int(n), isa);
+            const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
+            for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
+                if (tile == nullptr) continue;
+                for (const int tokens : {1, 2, 3, 4, 5, 9}) {
+                    const size_t wrow = quant::row_bytes(quant::traits(type), n);
+                    const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
+                    const auto w = test::random_blocks(type, n * size_t(rows), rng);
+                    std::vector<uint8_t> a(arow * size_t(tokens));
+                    for (int t = 0; t < tokens; ++t) {
+                        const auto x = random_activations(n, rng);
+                        ref->quantize(x.data(), a.data() + size_t(t) * arow, n);
+                    }
+                    const size_t stride = size_t(rows) + 3;  // outputs of one token are not adjacent to the next's
+                    std::vector<float> out(stride * size_t(tokens), -1.0f);
+                    tile(n, quant::Tile{w.data(), wrow, rows, a.data(), arow, tokens, out.data(), stride});
+                    for (int t = 0; t < tokens; ++t) {
+                        for (int r = 0; r < rows; ++r) {
+                            const float want = dot(n, w.data() + size_t(r) * wrow, a.data() + size_t(t) * arow);
+                            const float got = out[size_t(t) * stride + size_t(r)];
+                            ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << quant::isa_name(isa) << " rows=" << rows
+                                << " tokens=" << tokens << " at (" << r << ", " << t << "): " << got << " vs " << want;
+                        }
+                        for (size_t pad = size_t(rows); pad < stride; ++pad) ASSERT_EQ(out[size_t(t) * stride + pad], -1.0f);
+                    }
+                }
+            }
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllWeightTypes, Kernels,

@@ -15,10 +15,9 @@ using quant::fp16_to_f32;
 namespace {
 
 // sum_i a(i) * b(i) for i < n, in the order of llama.cpp's GEMM (Batch) or
-// of ggml_vec_dot_f16 (Single; see quant/lanes.h). `padded`: llama.cpp sums
-// over a length padded with zero terms (its KV cache is padded to 256
-// positions), so every term takes the vector path. Zero terms never change
-// an accumulator, so they are skipped.
+// of ggml_vec_dot_f16 (Single; see quant/lanes.h). `padded`: every term takes
+// the vector path (llama.cpp's padded cache); zero terms never change an
+// accumulator, so they are skipped.
 //
 // llama.cpp accumulates with fused multiply-adds, but both factors here are
 // half-precision values (11 significant bits each), so their product is
@@ -33,10 +32,41 @@ float dot_in_order(int n, A a, B b, AttentionOrder order, bool padded) {
                                                   [&](double sum, int i) { return sum + double(a(i) * b(i)); }));
 }
 
+void key_scores_ref(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
+                    float* scores) {
+    for (int j = 0; j < n; ++j) {
+        const uint16_t* k = keys + size_t(j) * key_stride;
+        scores[j] = dot_in_order(
+            head_dim, [&](int i) { return fp16_to_f32(k[i]); }, [&](int i) { return q[i]; }, order, false);
+    }
+}
+
+void value_sums_ref(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+                    AttentionOrder order, float* out) {
+    for (int i = 0; i < head_dim; ++i) {
+        out[i] = dot_in_order(
+            n, [&](int j) { return fp16_to_f32(cache.v(layer, j, dim0 + i)); }, [&](int j) { return w[j]; }, order,
+            true);
+    }
+}
+
 }  // namespace
 
+const AttentionKernels& attention_kernels_reference() {
+    static const AttentionKernels k{key_scores_ref, value_sums_ref};
+    return k;
+}
+
+const AttentionKernels& attention_kernels() {
+    static const AttentionKernels& best = [] () -> const AttentionKernels& {
+        if (const AttentionKernels* k = attention_kernels_avx2()) return *k;
+        return attention_kernels_reference();
+    }();
+    return best;
+}
+
 void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, int head, int pos, const float* q,
-                 float* out, float* scratch, AttentionOrder order) {
+                 float* out, float* scratch, AttentionOrder order, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
     const int kv_head = head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
@@ -50,11 +80,8 @@ void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, i
     for (int i = 0; i < hd; ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
 
     float* scores = scratch;
-    for (int t = 0; t < n; ++t) {
-        const uint16_t* k = cache.k(layer, t) + off;
-        scores[t] = dot_in_order(
-            hd, [&](int i) { return fp16_to_f32(k[i]); }, [&](int i) { return qh[i]; }, qk_order, false) * scale;
-    }
+    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, hd, qk_order, scores);
+    for (int t = 0; t < n; ++t) scores[t] *= scale;
 
     // Softmax as ggml_vec_soft_max_f32: exponentials in chunks of 16 from
     // position 0, each chunk summed as a vector, the chunk sums in double.
@@ -71,11 +98,7 @@ void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, i
     float* weights = scratch + n;
     for (int t = 0; t < n; ++t) weights[t] = fp16_to_f32(f32_to_fp16(scores[t] * inv));
 
-    for (int i = 0; i < hd; ++i) {
-        out[i] = dot_in_order(
-            n, [&](int t) { return fp16_to_f32(cache.v(layer, t)[off + i]); }, [&](int t) { return weights[t]; },
-            order, true);
-    }
+    kernels.value_sums(cache, layer, off, hd, n, weights, order, out);
 }
 
 }  // namespace smolinfer::model

@@ -1,6 +1,7 @@
 // Causal multi-head attention with grouped KV heads, over the f16 KV cache.
 #pragma once
 
+#include "model/attention_kernels.h"
 #include "model/kv_cache.h"
 
 namespace smolinfer::model {
@@ -11,14 +12,6 @@ struct AttentionShape {
     int head_dim;
 };
 
-// llama.cpp (f16 cache, flash attention off) multiplies with a blocked GEMM
-// when a forward pass has two or more tokens and with dot products for a
-// single token; the two sum in different orders, and so do we.
-enum class AttentionOrder {
-    Batch,   // 16 float lanes per output, one fused multiply-add chain each
-    Single,  // 4 x 16 lanes over steps of 64, then a fixed tree
-};
-
 // One query head of the token at position `pos` attends to cached positions
 // 0..pos of its KV head. `q` is one head (head_dim values), `out` receives
 // head_dim values, `scratch` holds at least 2 * (pos + 64) floats.
@@ -26,6 +19,7 @@ enum class AttentionOrder {
 // As llama.cpp does: the query is rounded to half before the dot with the
 // keys, and the softmax weights before the sum over values.
 void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, int head, int pos, const float* q,
-                 float* out, float* scratch, AttentionOrder order);
+                 float* out, float* scratch, AttentionOrder order,
+                 const AttentionKernels& kernels = attention_kernels());
 
 }  // namespace smolinfer::model

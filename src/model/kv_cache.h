@@ -1,5 +1,11 @@
 // Keys and values of every past position, per layer, stored as IEEE half
-// (as llama.cpp's default cache is). Layout: [layer][position][kv_dim].
+// (as llama.cpp's default cache is).
+//
+// Keys: [layer][position][kv_dim], a position's key heads side by side.
+// Values: transposed in blocks of 256 positions, [layer][block][kv_dim][256],
+// as llama.cpp keeps V transposed: the weighted sum over positions for one
+// value dimension then reads contiguous memory, and a growing context
+// touches its pages block by block.
 #pragma once
 
 #include <cstddef>
@@ -10,39 +16,51 @@ namespace smolinfer::model {
 
 class KvCache {
 public:
+    static constexpr int kBlock = 256;  // positions per transposed value block
+
     // Not zero-filled: a position is always written before it is read, and
     // untouched pages of a large cache cost no memory.
     KvCache(int n_layer, int n_ctx, int kv_dim)
         : n_ctx_(n_ctx),
           kv_dim_(kv_dim),
-          size_(size_t(n_layer) * size_t(n_ctx) * size_t(kv_dim)),
-          k_(new uint16_t[size_]),
-          v_(new uint16_t[size_]) {}
+          n_blocks_(blocks(n_ctx)),
+          k_(new uint16_t[size_t(n_layer) * size_t(n_ctx) * size_t(kv_dim)]),
+          v_(new uint16_t[size_t(n_layer) * size_t(n_blocks_) * size_t(kv_dim) * kBlock]),
+          bytes_(bytes_for(n_layer, n_ctx, kv_dim)) {}
 
     // Bytes a cache of this shape takes.
     static size_t bytes_for(int n_layer, int n_ctx, int kv_dim) {
-        return 2 * size_t(n_layer) * size_t(n_ctx) * size_t(kv_dim) * sizeof(uint16_t);
+        const size_t per_layer = size_t(n_ctx) + size_t(blocks(n_ctx)) * kBlock;
+        return size_t(n_layer) * per_layer * size_t(kv_dim) * sizeof(uint16_t);
     }
 
     int n_ctx() const { return n_ctx_; }
     int kv_dim() const { return kv_dim_; }
-    size_t bytes() const { return 2 * size_ * sizeof(uint16_t); }
+    size_t bytes() const { return bytes_; }
 
-    uint16_t* k(int layer, int pos) { return k_.get() + offset(layer, pos); }
-    uint16_t* v(int layer, int pos) { return v_.get() + offset(layer, pos); }
-    const uint16_t* k(int layer, int pos) const { return k_.get() + offset(layer, pos); }
-    const uint16_t* v(int layer, int pos) const { return v_.get() + offset(layer, pos); }
+    // The key of position `pos` (kv_dim values).
+    uint16_t* k(int layer, int pos) { return k_.get() + (size_t(layer) * size_t(n_ctx_) + size_t(pos)) * size_t(kv_dim_); }
+    const uint16_t* k(int layer, int pos) const { return const_cast<KvCache*>(this)->k(layer, pos); }
+
+    // Value dimension `dim` of the 256 positions of block `block`.
+    uint16_t* v_block(int layer, int block, int dim) {
+        return v_.get() + ((size_t(layer) * size_t(n_blocks_) + size_t(block)) * size_t(kv_dim_) + size_t(dim)) * kBlock;
+    }
+    const uint16_t* v_block(int layer, int block, int dim) const {
+        return const_cast<KvCache*>(this)->v_block(layer, block, dim);
+    }
+    uint16_t v(int layer, int pos, int dim) const { return v_block(layer, pos / kBlock, dim)[pos % kBlock]; }
+    void set_v(int layer, int pos, int dim, uint16_t value) { v_block(layer, pos / kBlock, dim)[pos % kBlock] = value; }
 
 private:
-    size_t offset(int layer, int pos) const {
-        return (size_t(layer) * size_t(n_ctx_) + size_t(pos)) * size_t(kv_dim_);
-    }
+    static int blocks(int n_ctx) { return (n_ctx + kBlock - 1) / kBlock; }
 
     int n_ctx_;
     int kv_dim_;
-    size_t size_;
+    int n_blocks_;
     std::unique_ptr<uint16_t[]> k_;
     std::unique_ptr<uint16_t[]> v_;
+    size_t bytes_;
 };
 
 }  // namespace smolinfer::model

@@ -66,10 +66,9 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
         for (int h = 0; h < c.n_head; ++h) rope_rotate(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, cs);
         for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, cs);
         uint16_t* kc = cache_.k(il, pos + t);
-        uint16_t* vc = cache_.v(il, pos + t);
         for (size_t i = 0; i < KV; ++i) {
             kc[i] = quant::f32_to_fp16(k_[t * KV + i]);
-            vc[i] = quant::f32_to_fp16(v_[t * KV + i]);
+            cache_.set_v(il, pos + t, int(i), quant::f32_to_fp16(v_[t * KV + i]));
         }
     }
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim};

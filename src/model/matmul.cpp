@@ -11,6 +11,24 @@ namespace {
 // Output rows handed out together: their weights stay in cache while every
 // token of the batch is multiplied with them.
 constexpr int kRowTile = 16;
+// Rows [r0, r1) of w times tokens [t0, t1): with the kernel's tile when it
+// has one, else a dot per (row, token).
+void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, int t0, int t1, quant::DotFn dot,
+              quant::TileFn tile, int cols, float* y) {
+    if (t0 >= t1) return;
+    if (tile) {
+        const quant::Tile t{w.row(r0), w.row_bytes, r1 - r0, act + size_t(t0) * act_row, act_row, t1 - t0,
+                            y + size_t(t0) * size_t(w.rows) + size_t(r0), size_t(w.rows)};
+        tile(size_t(cols), t);
+        return;
+    }
+    for (int tok = t0; tok < t1; ++tok) {
+        const uint8_t* a = act + size_t(tok) * act_row;
+        float* out = y + size_t(tok) * size_t(w.rows);
+        for (int r = r0; r < r1; ++r) out[r] = dot(size_t(cols), w.row(r), a);
+    }
+}
+
 }  // namespace
 
 Matmul::Matmul(int max_tokens, int max_cols) {
@@ -56,12 +74,9 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
                 const int r1 = std::min(w.rows, r0 + kRowTile);
                 const int batched = (w.kernel.dot_batched && n_tokens >= 2)
                                         ? n_tokens - n_tokens % w.kernel.batch_group : 0;
-                for (int tok = 0; tok < n_tokens; ++tok) {
-                    const quant::DotFn dot = tok < batched ? w.kernel.dot_batched : w.kernel.dot;
-                    const uint8_t* a = act + size_t(tok) * act_row;
-                    float* y = target.y + size_t(tok) * size_t(w.rows);
-                    for (int r = r0; r < r1; ++r) y[r] = dot(size_t(cols), w.row(r), a);
-                }
+                multiply(w, r0, r1, act, act_row, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols,
+                         target.y);
+                multiply(w, r0, r1, act, act_row, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
             }
             tile += tiles_here;
         }

@@ -3,6 +3,7 @@
 #include "quant/dot_avx2.h"
 #include "quant/dot_wasm.h"
 #include "quant/reference.h"
+#include "quant/tile_avx512.h"
 
 namespace smolinfer::quant {
 
@@ -10,17 +11,29 @@ Isa best_isa() {
 #if defined(__x86_64__) || defined(__i386__)
     if constexpr (avx2::kAvailable) {
         static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        if (ok) return Isa::Avx2;
+        if (ok) return avx512::available() ? Isa::Avx512Vnni : Isa::Avx2;
     }
 #endif
     if constexpr (wasm::kAvailable) return Isa::WasmSimd;
     return Isa::Reference;
 }
 
+bool isa_available(Isa isa) {
+    const Isa best = best_isa();
+    switch (isa) {
+        case Isa::Reference: return true;
+        case Isa::Avx2: return best == Isa::Avx2 || best == Isa::Avx512Vnni;
+        case Isa::Avx512Vnni: return best == Isa::Avx512Vnni;
+        case Isa::WasmSimd: return best == Isa::WasmSimd;
+    }
+    return false;
+}
+
 std::string_view isa_name(Isa isa) {
     switch (isa) {
         case Isa::Reference: return "reference";
         case Isa::Avx2: return "avx2";
+        case Isa::Avx512Vnni: return "avx512-vnni";
         case Isa::WasmSimd: return "wasm-simd128";
     }
     return "unknown";
@@ -64,7 +77,7 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
     if (cols % 16 == 0 && weight == Type::F16) k->dot_batched = ref::dot_f16_f16_tinyblas;
     if (cols % 16 == 0 && weight == Type::F32) k->dot_batched = ref::dot_f32_f32_tinyblas;
 #if defined(__AVX2__) && defined(__FMA__)
-    if (isa == Isa::Avx2) {
+    if (isa == Isa::Avx2 || isa == Isa::Avx512Vnni) {
         switch (weight) {
             case Type::Q4_0: k->dot = rows8 ? avx2::dot_q4_0_q8_0_rows8 : avx2::dot_q4_0_q8_0; break;
             case Type::Q4_1: k->dot = avx2::dot_q4_1_q8_1; break;
@@ -93,6 +106,8 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
         }
     }
 #endif
+    // Tiles for the 32-value formats' vec_dot order (not Q4_0's interleaved one).
+    if (isa == Isa::Avx512Vnni && !(rows8 && weight == Type::Q4_0)) k->tile = avx512::tile_for(weight);
     (void)isa;
     return k;
 }

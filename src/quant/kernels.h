@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -14,6 +15,24 @@ namespace smolinfer::quant {
 
 using QuantizeRowFn = void (*)(const float* x, void* dst, size_t n);
 using DotFn = float (*)(size_t n, const void* w, const void* a);
+
+// A block of a matrix product, rows of a weight matrix times rows of
+// quantized activations (n values each):
+//   out[t * out_stride + r] = dot(w + r * w_stride, a + t * a_stride)
+// for r < rows, t < tokens.
+struct Tile {
+    const uint8_t* w;
+    size_t w_stride;  // bytes from one weight row to the next
+    int rows;
+    const uint8_t* a;
+    size_t a_stride;  // bytes from one activation row to the next
+    int tokens;
+    float* out;
+    size_t out_stride;  // floats from one token's outputs to the next
+};
+// Computes a whole tile, bit-identical to calling the kernel's dot for each
+// (row, token), but sharing loads and conversions between them.
+using TileFn = void (*)(size_t n, const Tile& tile);
 
 struct MatmulKernel {
     Type weight;
@@ -26,16 +45,22 @@ struct MatmulKernel {
     // batch of n >= 2 use dot_batched; null when `dot` serves every token.
     DotFn dot_batched = nullptr;
     int batch_group = 1;
+    // Faster whole-tile versions of dot / dot_batched; null: loop over the dot.
+    TileFn tile = nullptr;
+    TileFn tile_batched = nullptr;
 };
 
 enum class Isa {
     Reference,  // portable scalar code
     Avx2,       // x86-64 AVX2 + FMA
+    Avx512Vnni, // AVX2 plus AVX-512 (F, BW, VL) with VNNI, for tiles
     WasmSimd,   // WebAssembly SIMD128
 };
 
 // The fastest variant this build and this CPU support.
 Isa best_isa();
+// Whether this build and CPU can run `isa`.
+bool isa_available(Isa isa);
 std::string_view isa_name(Isa isa);
 
 // Kernel for a matrix of `rows` rows of `cols` values of `weight` type (the

@@ -1,0 +1,109 @@
+// AVX2 + F16C attention sums, bit-identical to the reference in
+// attention.cpp: the same 16 lanes (two 8-float registers), the same
+// combination of four accumulators and the same final tree. Products of two
+// halves are exact in float, so multiply-then-add equals llama.cpp's fused
+// form.
+#include "model/attention_kernels.h"
+
+#if defined(__AVX2__) && defined(__F16C__)
+
+#include <immintrin.h>
+
+namespace smolinfer::model {
+
+namespace {
+
+// 16 lanes as two registers: lo = lanes 0-7, hi = lanes 8-15.
+struct V16 {
+    __m256 lo, hi;
+};
+
+inline V16 zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline V16 load_half16(const uint16_t* p) {
+    return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)))};
+}
+inline V16 load16(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline V16 add(V16 a, V16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+inline V16 mul(V16 a, V16 b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+
+// quant::hsum16: lanes i and i+8 first, then hsum8's tree.
+inline float hsum16(V16 v) {
+    const __m256 t = _mm256_add_ps(v.hi, v.lo);
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(t, 1), _mm256_castps256_ps128(t));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+// ggml_vec_dot_f16's reduction of its four accumulators.
+inline float reduce4(const V16 a[4]) { return hsum16(add(add(a[0], a[2]), add(a[1], a[3]))); }
+
+void key_scores(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
+                float* scores) {
+    const bool vector_only = order == AttentionOrder::Batch ? head_dim % 16 == 0 : head_dim % 64 == 0;
+    if (!vector_only || head_dim > 512) {
+        attention_kernels_reference().key_scores(keys, key_stride, n, q, head_dim, order, scores);
+        return;
+    }
+    for (int j = 0; j < n; ++j) {
+        const uint16_t* k = keys + size_t(j) * key_stride;
+        if (order == AttentionOrder::Batch) {
+            V16 acc = zero16();
+            for (int c = 0; c < head_dim; c += 16) acc = add(acc, mul(load_half16(k + c), load16(q + c)));
+            scores[j] = hsum16(acc);
+        } else {
+            V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
+            for (int c = 0; c < head_dim; c += 64) {
+                for (int a = 0; a < 4; ++a) acc[a] = add(acc[a], mul(load_half16(k + c + 16 * a), load16(q + c + 16 * a)));
+            }
+            scores[j] = reduce4(acc);
+        }
+    }
+}
+
+// Lanes of a 16-position chunk starting at j0 that lie before n.
+inline V16 lanes_before(int j0, int n) {
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i limit = _mm256_set1_epi32(n - j0);
+    return {_mm256_castsi256_ps(_mm256_cmpgt_epi32(limit, idx)),
+            _mm256_castsi256_ps(_mm256_cmpgt_epi32(limit, _mm256_add_epi32(idx, _mm256_set1_epi32(8))))};
+}
+
+void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+                AttentionOrder order, float* out) {
+    constexpr int kB = KvCache::kBlock;
+    const int full = n / 16 * 16;
+    const V16 tail_mask = lanes_before(full, n);
+    float w_tail[16] = {};
+    for (int j = full; j < n; ++j) w_tail[j - full] = w[j];
+    for (int i = 0; i < head_dim; ++i) {
+        V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
+        for (int j0 = 0; j0 < n; j0 += 16) {
+            const uint16_t* v = cache.v_block(layer, j0 / kB, dim0 + i) + j0 % kB;
+            V16 p = mul(load_half16(v), j0 < full ? load16(w + j0) : load16(w_tail));
+            if (j0 >= full) p = {_mm256_and_ps(p.lo, tail_mask.lo), _mm256_and_ps(p.hi, tail_mask.hi)};
+            V16& a = acc[order == AttentionOrder::Batch ? 0 : (j0 / 16) % 4];
+            a = add(a, p);
+        }
+        out[i] = order == AttentionOrder::Batch ? hsum16(acc[0]) : reduce4(acc);
+    }
+}
+
+}  // namespace
+
+const AttentionKernels* attention_kernels_avx2() {
+    static const AttentionKernels k{key_scores, value_sums};
+    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    return ok ? &k : nullptr;
+}
+
+}  // namespace smolinfer::model
+
+#else
+
+namespace smolinfer::model {
+const AttentionKernels* attention_kernels_avx2() { return nullptr; }
+}  // namespace smolinfer::model
+
+#endif

@@ -1,0 +1,41 @@
+// The two sums inside one query head's attention, in llama.cpp's orders:
+// the key scores (query . key for every past position) and the value sums
+// (softmax-weighted sum of every position's value, per value dimension).
+// The scalar reference and the SIMD variants give bit-identical results
+// (tests/test_attention_kernels.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model/kv_cache.h"
+
+namespace smolinfer::model {
+
+// llama.cpp (f16 cache, flash attention off) multiplies with a blocked GEMM
+// when a forward pass has two or more tokens and with dot products for a
+// single token; the two sum in different orders, and so do we.
+enum class AttentionOrder {
+    Batch,   // 16 float lanes per output, one chain each (tinyBLAS)
+    Single,  // 4 x 16 lanes over steps of 64, then a fixed tree (ggml_vec_dot_f16)
+};
+
+struct AttentionKernels {
+    // scores[j] = key_j . q for j < n, key_j = keys + j * key_stride (head_dim
+    // halves); q holds head_dim values already rounded to half.
+    void (*key_scores)(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim,
+                       AttentionOrder order, float* scores);
+    // out[i] = sum over j < n of value(j, dim0 + i) * w[j], for i < head_dim.
+    // llama.cpp sums over its cache padded to 256 positions, so in the
+    // Single order every term takes the vector path.
+    void (*value_sums)(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+                       AttentionOrder order, float* out);
+};
+
+const AttentionKernels& attention_kernels_reference();
+// The AVX2 variant, or null when this build or CPU has none.
+const AttentionKernels* attention_kernels_avx2();
+// The fastest available.
+const AttentionKernels& attention_kernels();
+
+}  // namespace smolinfer::model

@@ -1,0 +1,344 @@
+// AVX-512 VNNI tiles for the 32-value formats, bit-identical to their dots
+// (dot_ref.cpp): every (row, token) gets the same 8 integer lane sums (4
+// consecutive products each), the same fused multiply-add chain over the
+// blocks and the same final tree. What changes is how the work is shared:
+//
+// - two weight rows ride in the two halves of one 512-bit register, so one
+//   VPDPBUSD gives both rows' lane sums for a block, and a block's codes are
+//   unpacked once for every token of the tile;
+// - the activation scales of every (token, block) are converted to float
+//   once per tile.
+//
+// VPDPBUSD multiplies unsigned weight bytes with signed activation bytes.
+// Formats with signed codes store them biased (Q4_0 as nibble - 8, Q5_0 as
+// value - 16, Q8_0 as byte) so the kernel uses the unsigned code c + bias
+// and subtracts bias * (lane sum of the activations): the same integer.
+#include "quant/tile_avx512.h"
+
+#if defined(__x86_64__) && defined(SMOLINFER_HAVE_AVX512_TILES)
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "quant/blocks.h"
+
+namespace smolinfer::quant::avx512 {
+
+namespace {
+
+constexpr int kMaxTokens = 4;  // tokens sharing one pass over a row pair
+
+// Two rows' codes for one block each, as unsigned bytes: row 0's 32 values in
+// the low 256 bits, row 1's in the high. `bias` makes them the format's
+// values (value = code - bias).
+inline __m512i nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
+    // [qs0 | qs1] -> [lo(qs0) hi(qs0) | lo(qs1) hi(qs1)], 16 bytes each.
+    const __m256i q = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs0))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1)), 1);
+    const __m512i both = _mm512_permutex2var_epi64(_mm512_castsi256_si512(q), _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                                                   _mm512_castsi256_si512(_mm256_srli_epi16(q, 4)));
+    return _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
+}
+
+// The fifth bits of two Q5 blocks as 0x10 in the bytes whose bit is set.
+inline __m512i fifth_bits2(const uint8_t* qh0, const uint8_t* qh1) {
+    uint32_t b0, b1;
+    std::memcpy(&b0, qh0, 4);
+    std::memcpy(&b1, qh1, 4);
+    return _mm512_maskz_mov_epi8(__mmask64(b0) | (__mmask64(b1) << 32), _mm512_set1_epi8(0x10));
+}
+
+// One block's codes as 32 unsigned bytes.
+inline __m256i nibbles1(const uint8_t* qs) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1),
+                            _mm256_set1_epi8(0x0F));
+}
+
+inline __m256i fifth_bits1(const uint8_t* qh) {
+    uint32_t b;
+    std::memcpy(&b, qh, 4);
+    return _mm256_maskz_mov_epi8(__mmask32(b), _mm256_set1_epi8(0x10));
+}
+
+struct Q4_0 {
+    using Block = BlockQ4_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 8;
+    static constexpr bool kMin = false;
+    static __m512i codes(const Block& b0, const Block& b1) { return nibbles2(b0.qs, b1.qs); }
+    static __m256i codes(const Block& b) { return nibbles1(b.qs); }
+};
+
+struct Q4_1 {
+    using Block = BlockQ4_1;
+    using Act = BlockQ8_1;
+    static constexpr int kBias = 0;
+    static constexpr bool kMin = true;
+    static __m512i codes(const Block& b0, const Block& b1) { return nibbles2(b0.qs, b1.qs); }
+    static __m256i codes(const Block& b) { return nibbles1(b.qs); }
+};
+
+struct Q5_0 {
+    using Block = BlockQ5_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 16;
+    static constexpr bool kMin = false;
+    static __m512i codes(const Block& b0, const Block& b1) {
+        return _mm512_or_si512(nibbles2(b0.qs, b1.qs), fifth_bits2(b0.qh, b1.qh));
+    }
+    static __m256i codes(const Block& b) { return _mm256_or_si256(nibbles1(b.qs), fifth_bits1(b.qh)); }
+};
+
+struct Q5_1 {
+    using Block = BlockQ5_1;
+    using Act = BlockQ8_1;
+    static constexpr int kBias = 0;
+    static constexpr bool kMin = true;
+    static __m512i codes(const Block& b0, const Block& b1) {
+        return _mm512_or_si512(nibbles2(b0.qs, b1.qs), fifth_bits2(b0.qh, b1.qh));
+    }
+    static __m256i codes(const Block& b) { return _mm256_or_si256(nibbles1(b.qs), fifth_bits1(b.qh)); }
+};
+
+struct Q8_0 {
+    using Block = BlockQ8_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 128;
+    static constexpr bool kMin = false;
+    static __m512i codes(const Block& b0, const Block& b1) {
+        const __m512i q = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0.qs))),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1.qs)), 1);
+        return _mm512_xor_si512(q, _mm512_set1_epi8(char(0x80)));
+    }
+    static __m256i codes(const Block& b) {
+        return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), _mm256_set1_epi8(char(0x80)));
+    }
+};
+
+inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }
+inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+// _mm256 hsum as ggml's hsum_float_8.
+inline float hsum8(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+inline __m256 low_half(__m512 v) { return _mm512_castps512_ps256(v); }
+inline __m256 high_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+
+// The half-precision scale d (and minimum m, the next half) of `count` <= 8
+// consecutive blocks of one row, as floats: [d0 m0 d1 m1 ... d7 m7]. Every
+// 32-value block starts with d; the half after it is m for Q4_1/Q5_1 and
+// data of the block otherwise (ignored).
+template <class F>
+inline __m512 scales8(const typename F::Block* blocks, int count) {
+    const __m256i offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                               _mm256_set1_epi32(int(sizeof(typename F::Block))));
+    const __mmask8 mask = __mmask8((1u << count) - 1);
+    const __m256i dm = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), mask, offsets, blocks, 1);
+    return _mm512_cvtph_ps(dm);
+}
+
+// What every row pair needs of the tile's tokens, prepared once per tile:
+// per (block, token) the activation scale and minimum term as floats, and
+// for biased formats bias * (the 8 lane sums of the activation codes).
+struct LaneSums {
+    int32_t v[8];
+};
+
+struct Prepared {
+    std::vector<float> d, s;     // [block][kMaxTokens]
+    std::vector<LaneSums> bias;  // [token][block]
+};
+
+template <class F>
+void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
+    p.d.assign(nb * kMaxTokens, 0.0f);
+    p.s.assign(nb * kMaxTokens, 0.0f);
+    if constexpr (F::kBias != 0) p.bias.resize(size_t(T) * nb);
+    for (int t = 0; t < T; ++t) {
+        const auto* a = reinterpret_cast<const typename F::Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
+        for (size_t i = 0; i < nb; ++i) {
+            p.d[i * kMaxTokens + size_t(t)] = half(a[i].d);
+            p.s[i * kMaxTokens + size_t(t)] = half(sum_of(a[i]));
+            if constexpr (F::kBias != 0) {
+                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
+                const __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), q);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(p.bias[size_t(t) * nb + i].v),
+                                    _mm256_mullo_epi32(sums, _mm256_set1_epi32(F::kBias)));
+            }
+        }
+    }
+}
+
+// One pair of weight rows (w1 == w0 when the tile has an odd row left)
+// times T tokens: res0[t], res1[t].
+//
+// Per (row, token): 8 float lanes, one fused multiply-add per block by
+// d_w * d_a; for formats with a minimum, a second chain of m_w * s_a. Both
+// rows' lanes share a register; the minimum chains of all (row, token)
+// pairs share one, lane 8 * row + token.
+template <class F, int T>
+void row_pair(size_t nb, const typename F::Block* w0, const typename F::Block* w1, const typename F::Act* const* act,
+              const Prepared& p, float* res0, float* res1) {
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    __m512 mins = _mm512_setzero_ps();
+    // Lane indices: even lanes of scales8 are d, odd are m; row 1's come after row 0's 16.
+    const __m512i pick_d = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16);
+    const __m512i pick_m = _mm512_add_epi32(pick_d, _mm512_set1_epi32(1));
+    for (size_t i0 = 0; i0 < nb; i0 += 8) {
+        const int count = int(std::min<size_t>(8, nb - i0));
+        const __m512 s0 = scales8<F>(w0 + i0, count);
+        const __m512 s1 = scales8<F>(w1 + i0, count);
+        for (int j = 0; j < count; ++j) {
+            const size_t i = i0 + size_t(j);
+            const __m512i codes = F::codes(w0[i], w1[i]);
+            const __m512i step = _mm512_set1_epi32(2 * j);
+            const __m512 wd = _mm512_permutex2var_ps(s0, _mm512_add_epi32(pick_d, step), s1);
+            for (int t = 0; t < T; ++t) {
+                const __m512i a = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[t][i].qs)));
+                __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, a);
+                if constexpr (F::kBias != 0) {
+                    const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.bias[size_t(t) * nb + i].v));
+                    sums = _mm512_sub_epi32(sums, _mm512_broadcast_i64x4(bias));
+                }
+                // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
+                const __m512 dd = _mm512_mul_ps(wd, _mm512_set1_ps(p.d[i * kMaxTokens + size_t(t)]));
+                acc[t] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(sums), acc[t]);
+            }
+            if constexpr (F::kMin) {
+                const __m512 wm = _mm512_permutex2var_ps(s0, _mm512_add_epi32(pick_m, step), s1);
+                const __m512 as = _mm512_broadcast_f32x4(_mm_loadu_ps(&p.s[i * kMaxTokens]));
+                mins = _mm512_fmadd_ps(wm, as, mins);
+            }
+        }
+    }
+    alignas(64) float m[16];
+    _mm512_store_ps(m, mins);
+    for (int t = 0; t < T; ++t) {
+        res0[t] = hsum8(low_half(acc[t])) + m[t];
+        res1[t] = hsum8(high_half(acc[t])) + m[8 + t];
+    }
+}
+
+// Eight weight rows times one token (the decode case), in 256-bit registers:
+// per block, one gather fetches the eight rows' scales (and minimums), one
+// multiply makes all eight d_w * d_a, one fused multiply-add advances all
+// eight minimum chains; each row then costs its code unpacking, one VPDPBUSD
+// and one fused multiply-add.
+template <class F>
+void rows8_token1(size_t nb, const uint8_t* w, size_t w_stride, const typename F::Act* act, const Prepared& p,
+                  float* res) {
+    using Block = typename F::Block;
+    __m256 acc[8];
+    for (auto& a : acc) a = _mm256_setzero_ps();
+    __m256 mins = _mm256_setzero_ps();
+    const __m256i row_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(int(w_stride)));
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+    for (size_t i = 0; i < nb; ++i) {
+        const uint8_t* base = w + i * sizeof(Block);
+        const __m512 dm = _mm512_cvtph_ps(_mm256_i32gather_epi32(reinterpret_cast<const int*>(base), row_offsets, 1));
+        const __m256 wd = _mm512_castps512_ps256(_mm512_permutexvar_ps(even, dm));
+        const __m256 dd = _mm256_mul_ps(wd, _mm256_set1_ps(p.d[i * kMaxTokens]));
+        if constexpr (F::kMin) {
+            const __m256 wm = _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_add_epi32(even, _mm512_set1_epi32(1)), dm));
+            mins = _mm256_fmadd_ps(wm, _mm256_set1_ps(p.s[i * kMaxTokens]), mins);
+        }
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i].qs));
+        __m256i bias = _mm256_setzero_si256();
+        if constexpr (F::kBias != 0) bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.bias[i].v));
+        for (int r = 0; r < 8; ++r) {
+            const Block& b = *reinterpret_cast<const Block*>(base + size_t(r) * w_stride);
+            __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), F::codes(b), a);
+            if constexpr (F::kBias != 0) sums = _mm256_sub_epi32(sums, bias);
+            const __m256 d = _mm256_permutexvar_ps(_mm256_set1_epi32(r), dd);
+            acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sums), acc[r]);
+        }
+    }
+    alignas(32) float m[8];
+    _mm256_store_ps(m, mins);
+    for (int r = 0; r < 8; ++r) res[r] = hsum8(acc[r]) + m[r];
+}
+
+template <class F>
+void tile(size_t n, const Tile& tile) {
+    using Block = typename F::Block;
+    using Act = typename F::Act;
+    const size_t nb = n / kQK32;
+    thread_local Prepared p;
+    for (int t0 = 0; t0 < tile.tokens; t0 += kMaxTokens) {
+        const int T = std::min(kMaxTokens, tile.tokens - t0);
+        prepare<F>(nb, tile, t0, T, p);
+        const Act* act[kMaxTokens];
+        for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
+        int r = 0;
+        if (T == 1) {
+            for (; r + 8 <= tile.rows; r += 8) {
+                float res[8];
+                rows8_token1<F>(nb, tile.w + size_t(r) * tile.w_stride, tile.w_stride, act[0], p, res);
+                float* out = tile.out + size_t(t0) * tile.out_stride + size_t(r);
+                for (int k = 0; k < 8; ++k) out[k] = res[k];
+            }
+        }
+        for (; r < tile.rows; r += 2) {
+            const bool pair = r + 1 < tile.rows;
+            const auto* w0 = reinterpret_cast<const Block*>(tile.w + size_t(r) * tile.w_stride);
+            const auto* w1 = pair ? reinterpret_cast<const Block*>(tile.w + size_t(r + 1) * tile.w_stride) : w0;
+            float res0[kMaxTokens], res1[kMaxTokens];
+            switch (T) {
+                case 1: row_pair<F, 1>(nb, w0, w1, act, p, res0, res1); break;
+                case 2: row_pair<F, 2>(nb, w0, w1, act, p, res0, res1); break;
+                case 3: row_pair<F, 3>(nb, w0, w1, act, p, res0, res1); break;
+                default: row_pair<F, 4>(nb, w0, w1, act, p, res0, res1); break;
+            }
+            for (int t = 0; t < T; ++t) {
+                float* out = tile.out + size_t(t0 + t) * tile.out_stride + size_t(r);
+                out[0] = res0[t];
+                if (pair) out[1] = res1[t];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool available() {
+    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return ok;
+}
+
+TileFn tile_for(Type weight) {
+    switch (weight) {
+        case Type::Q4_0: return tile<Q4_0>;
+        case Type::Q4_1: return tile<Q4_1>;
+        case Type::Q5_0: return tile<Q5_0>;
+        case Type::Q5_1: return tile<Q5_1>;
+        case Type::Q8_0: return tile<Q8_0>;
+        default: return nullptr;
+    }
+}
+
+}  // namespace smolinfer::quant::avx512
+
+#else
+
+namespace smolinfer::quant::avx512 {
+bool available() { return false; }
+TileFn tile_for(Type) { return nullptr; }
+}  // namespace smolinfer::quant::avx512
+
+#endif
