@@ -1,14 +1,16 @@
 # smolinfer entry points. The two a newcomer needs:
 #   make serve   install what is missing, build, fetch the model, serve the demo
 #   make test    install what is missing, build, run every test
-# Others: make native, make web, make model, make golden (reference files), make clean.
+# Others: make native, make web, make model, make golden (reference files),
+# make fuzz (each libFuzzer target for FUZZ_SECONDS), make clean.
 
 PRESET ?= release
 PORT ?= 8080
+FUZZ_SECONDS ?= 60
 # Debian's Emscripten finds its JavaScript dependencies through NODE_PATH.
 EMENV := NODE_PATH=/usr/share/nodejs
 
-.PHONY: deps native wasm web model test serve golden clean
+.PHONY: deps native asan wasm web model test serve golden fuzz clean
 
 deps:
 	@scripts/install-deps
@@ -16,6 +18,11 @@ deps:
 native:
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET)
+
+# The same library and tests with AddressSanitizer + UBSan; make test runs both.
+asan:
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan
 
 wasm:
 	$(EMENV) emcmake cmake --preset wasm-st >/dev/null
@@ -29,12 +36,18 @@ web: wasm
 model:
 	@scripts/fetch-model
 
-test: deps native web
+test: deps native asan web
 	@PRESET=$(PRESET) scripts/run-tests
 
 serve: deps web
 	@scripts/fetch-model >/dev/null
 	node web/serve.mjs --port $(PORT)
+
+# Builds the fuzz targets (clang, ASan + UBSan) and runs each for
+# FUZZ_SECONDS; crashes are kept in build/fuzz/artifacts/ (scripts/run-fuzz).
+fuzz:
+	@scripts/install-deps native
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz
 
 golden: native
 	scripts/make-golden Q4_1

@@ -31,7 +31,9 @@ using TokenId = int32_t;
 
 struct SessionOptions {
     int threads = 0;     // 0: one per hardware thread
-    int context = 0;     // KV cache positions; 0: min(4096, the model's training context)
+    int context = 0;     // KV cache positions; 0: min(4096, the model's training context).
+                         // More than the model's training context, or a KV cache this process
+                         // cannot allocate: open_* throws smolinfer::Error naming the sizes.
     int batch = 64;      // prompt tokens evaluated per forward pass
 };
 
@@ -147,6 +149,11 @@ public:
     // Evaluates `prompt` and samples up to max_tokens. When the prompt starts
     // with the tokens already in the KV cache (the previous prompt and
     // answer, in a chat), only the new tokens are evaluated.
+    // Limits: a prompt longer than context() throws smolinfer::Error naming
+    // both sizes, before anything is evaluated. Generation that fills the
+    // context stops with StopReason::ContextFull after context() -
+    // prompt.size() + 1 tokens (the last sampled token is not evaluated);
+    // nothing is ever truncated or shifted out of the context silently.
     GenerationStats generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                              const TokenCallback& on_token);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
 
 #include "api/session_impl.h"
 #include "text/detokenizer.h"
@@ -90,7 +91,14 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
                     " MiB of KV cache, more than this machine's " + std::to_string(memory >> 20) +
                     " MiB (use a smaller context, -c)");
     }
-    return std::make_unique<Session::Impl>(model, o, n_ctx);
+    try {
+        return std::make_unique<Session::Impl>(model, o, n_ctx);
+    } catch (const std::bad_alloc&) {
+        // The machine has the memory but this process cannot have it (an
+        // address-space limit, a 32-bit or wasm heap): still name the sizes.
+        throw Error("cannot allocate a context of " + std::to_string(n_ctx) + " tokens (" +
+                    std::to_string(kv_bytes >> 20) + " MiB of KV cache): not enough memory (use a smaller context, -c)");
+    }
 }
 
 }  // namespace

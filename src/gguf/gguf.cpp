@@ -1,5 +1,6 @@
 #include "gguf/gguf.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,10 @@ namespace {
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint64_t kMaxStringBytes = uint64_t(1) << 30;
 constexpr uint64_t kMaxNameBytes = 1024;
+// Counts from the file are checked against the bytes left, but reserving
+// room for all of them before reading any would still take several times
+// the file's size when they are false; reserve at most this many up front.
+constexpr uint64_t kMaxReserve = uint64_t(1) << 16;
 
 std::string hex_offset(uint64_t off) { return std::to_string(off); }
 
@@ -152,7 +157,7 @@ Value read_value(Cursor& c, const std::string& key) {
     }
     v.count = count;
     if (v.elem_type == ValueType::String) {
-        v.strings.reserve(count);
+        v.strings.reserve(std::min<uint64_t>(count, kMaxReserve));  // a claim: grow with what is read
         for (uint64_t i = 0; i < count; ++i) {
             v.strings.push_back(c.read_string("element " + std::to_string(i) + " of " + quoted(key)));
         }
@@ -420,7 +425,7 @@ File File::parse(std::span<const uint8_t> bytes) {
         f.alignment_ = align;
     }
 
-    f.tensors_.reserve(n_tensors);
+    f.tensors_.reserve(std::min<uint64_t>(n_tensors, kMaxReserve));  // a claim: grow with what is read
     for (uint64_t i = 0; i < n_tensors; ++i) {
         const uint64_t info_at = c.pos();
         TensorInfo t;

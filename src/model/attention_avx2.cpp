@@ -4,6 +4,7 @@
 // halves are exact in float, so multiply-then-add equals llama.cpp's fused
 // form.
 #include "model/attention_kernels.h"
+#include "runtime/machine.h"
 
 #if defined(__AVX2__) && defined(__F16C__)
 
@@ -94,7 +95,7 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
 
 const AttentionKernels* attention_kernels_avx2() {
     static const AttentionKernels k{key_scores, value_sums};
-    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    static const bool ok = __builtin_cpu_supports("avx2") && runtime::cpu_has_f16c();
     return ok ? &k : nullptr;
 }
 

@@ -15,7 +15,9 @@ inline float exp_approx(float x) {
     const float z = quant::exact_fma(x, 0x1.715476p+0f, r);
     const float n = z - r;  // round(x / ln 2)
     const float b = quant::exact_fma(-n, 0x1.7f7d1cp-20f, quant::exact_fma(-n, 0x1.62e4p-1f, x));
-    if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    if (!(std::fabs(n) <= 192.0f)) {  // out of range, or NaN (int(n) below must not see either)
+        return std::isnan(n) ? n : n <= 0.0f ? 0.0f : INFINITY;
+    }
     const float u = b * b;
     const float j = quant::exact_fma(quant::exact_fma(quant::exact_fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
                                       quant::exact_fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),

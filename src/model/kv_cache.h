@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 namespace smolinfer::model {
 
@@ -24,19 +25,19 @@ public:
         : n_ctx_(n_ctx),
           kv_dim_(kv_dim),
           n_blocks_(blocks(n_ctx)),
-          k_(new uint16_t[size_t(n_layer) * size_t(n_ctx) * size_t(kv_dim)]),
-          v_(new uint16_t[size_t(n_layer) * size_t(n_blocks_) * size_t(kv_dim) * kBlock]),
+          k_(new uint16_t[addressable(uint64_t(n_layer) * uint64_t(n_ctx) * uint64_t(kv_dim))]),
+          v_(new uint16_t[addressable(uint64_t(n_layer) * uint64_t(n_blocks_) * uint64_t(kv_dim) * kBlock)]),
           bytes_(bytes_for(n_layer, n_ctx, kv_dim)) {}
 
-    // Bytes a cache of this shape takes.
-    static size_t bytes_for(int n_layer, int n_ctx, int kv_dim) {
-        const size_t per_layer = size_t(n_ctx) + size_t(blocks(n_ctx)) * kBlock;
-        return size_t(n_layer) * per_layer * size_t(kv_dim) * sizeof(uint16_t);
+    // Bytes a cache of this shape takes (64-bit: in wasm size_t would wrap).
+    static uint64_t bytes_for(int n_layer, int n_ctx, int kv_dim) {
+        const uint64_t per_layer = uint64_t(n_ctx) + uint64_t(blocks(n_ctx)) * kBlock;
+        return uint64_t(n_layer) * per_layer * uint64_t(kv_dim) * sizeof(uint16_t);
     }
 
     int n_ctx() const { return n_ctx_; }
     int kv_dim() const { return kv_dim_; }
-    size_t bytes() const { return bytes_; }
+    uint64_t bytes() const { return bytes_; }
 
     // The key of position `pos` (kv_dim values).
     uint16_t* k(int layer, int pos) { return k_.get() + (size_t(layer) * size_t(n_ctx_) + size_t(pos)) * size_t(kv_dim_); }
@@ -53,14 +54,21 @@ public:
     void set_v(int layer, int pos, int dim, uint16_t value) { v_block(layer, pos / kBlock, dim)[pos % kBlock] = value; }
 
 private:
-    static int blocks(int n_ctx) { return (n_ctx + kBlock - 1) / kBlock; }
+    static int blocks(int n_ctx) { return int((int64_t(n_ctx) + kBlock - 1) / kBlock); }
+
+    // An element count this address space can hold, or bad_alloc (which the
+    // session reports with the sizes) instead of a wrapped, too-small array.
+    static size_t addressable(uint64_t elements) {
+        if (elements > uint64_t(SIZE_MAX / 2 / sizeof(uint16_t))) throw std::bad_alloc();
+        return size_t(elements);
+    }
 
     int n_ctx_;
     int kv_dim_;
     int n_blocks_;
     std::unique_ptr<uint16_t[]> k_;
     std::unique_ptr<uint16_t[]> v_;
-    size_t bytes_;
+    uint64_t bytes_;
 };
 
 }  // namespace smolinfer::model

@@ -50,7 +50,7 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
 size_t Forward::memory_bytes() const {
     size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
                     up_.size() + logits_.size() + scores_.size() + rope_.size();
-    return cache_.bytes() + floats * sizeof(float);
+    return size_t(cache_.bytes()) + floats * sizeof(float);  // allocated, so it fits
 }
 
 void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {

@@ -18,11 +18,20 @@ float abs_max(const float* x, size_t n) {
     return amax;
 }
 
+// v rounded to the nearest integer (ties to even), saturated to int8. NaN,
+// which only a broken model produces, gives -128 as x86's convert-and-pack
+// does; converting it (or an out-of-range value) to an integer type is
+// undefined. Values in range round exactly as before.
+int8_t round_to_int8(float v) {
+    if (!(v >= -128.0f && v <= 127.0f)) return v > 0.0f ? int8_t(127) : int8_t(-128);
+    return int8_t(std::nearbyint(v));
+}
+
 // One block of 32 to int8 codes with scale d = amax / 127 (returned).
 float quantize_block_q8(const float* x, int8_t* qs) {
     const float amax = abs_max(x, kQK32);
     const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
-    for (size_t j = 0; j < kQK32; ++j) qs[j] = int8_t(std::nearbyint(x[j] * id));
+    for (size_t j = 0; j < kQK32; ++j) qs[j] = round_to_int8(x[j] * id);
     return amax / 127.0f;
 }
 
@@ -63,8 +72,7 @@ void quantize_row_q8_K(const float* x, void* dst, size_t n) {
         }
         const float iscale = -127.0f / max;
         for (size_t j = 0; j < kQK256; ++j) {
-            const int v = int(std::nearbyint(iscale * x[j]));
-            y[i].qs[j] = int8_t(v < 127 ? v : 127);
+            y[i].qs[j] = round_to_int8(iscale * x[j]);
         }
         for (size_t g = 0; g < kQK256 / 16; ++g) {
             int sum = 0;

@@ -2,13 +2,26 @@
 
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "smolinfer/error.h"
 
 namespace smolinfer::runtime {
 
+bool cpu_has_f16c() {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+#else
+    return false;
+#endif
+}
+
 void require_build_cpu_features() {
 #if defined(__x86_64__) && defined(__AVX2__)
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !cpu_has_f16c()) {
         throw Error(
             "this build of smolinfer needs a CPU with AVX2, FMA and F16C (x86-64-v3); "
             "rebuild with -DSMOLINFER_X86_64_V3=OFF for older CPUs");

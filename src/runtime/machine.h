@@ -9,6 +9,10 @@ namespace smolinfer::runtime {
 // targets (x86-64-v3: AVX2, FMA, F16C), instead of crashing on the first one.
 void require_build_cpu_features();
 
+// Whether the CPU converts halves in hardware (x86 F16C). Our own CPUID check:
+// clang before 16 does not know __builtin_cpu_supports("f16c").
+bool cpu_has_f16c();
+
 // Physical memory, or 0 if unknown.
 uint64_t physical_memory_bytes();
 

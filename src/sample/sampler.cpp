@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "smolinfer/error.h"
@@ -70,7 +71,13 @@ int32_t Sampler::sample(std::span<const float> logits) {
                     std::to_string(seen_.size()));
     }
     cand_.clear();
-    for (size_t i = 0; i < logits.size(); ++i) cand_.push_back({int32_t(i), logits[i], 0.0f});
+    // A NaN logit (a broken model) would make the ordering below inconsistent:
+    // the top-k could keep any token, and std::sort may run off the array. It
+    // ranks last instead, as -inf.
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float l = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
+        cand_.push_back({int32_t(i), l, 0.0f});
+    }
     apply_repeat_penalty();
 
     auto by_logit = [](const Candidate& a, const Candidate& b) {
@@ -115,7 +122,13 @@ int32_t Sampler::sample(std::span<const float> logits) {
         cum += c.p;
         if (r < cum) return c.id;
     }
-    return cand_.back().id;  // r fell in the rounding gap above the last sum
+    // r fell in the rounding gap above the last sum: the last candidate that
+    // can be drawn (never one of probability 0, e.g. a -inf logit), or, when
+    // no probability is usable (+inf logits make them NaN), the most likely.
+    for (auto it = cand_.rbegin(); it != cand_.rend(); ++it) {
+        if (it->p > 0.0f) return it->id;
+    }
+    return cand_.front().id;
 }
 
 }  // namespace smolinfer::sample
