@@ -80,11 +80,71 @@ function notFound(res, isolated) {
   res.end("not found\n");
 }
 
-// Endpoints that misbehave on purpose (with --faults).
-function fault(req, res, name) {
+// Endpoints that misbehave on purpose (with --faults), serving slices of the
+// first model where a GGUF is needed:
+//   /faults/404, /faults/500          those statuses
+//   /faults/not-gguf.gguf             1 MB of bytes that are not a GGUF file
+//   /faults/truncated.gguf            announces the model, sends half, drops the connection
+//   /faults/dropped-chunked.gguf      no Content-Length (chunked), drops the connection mid-way
+//   /faults/short-length.gguf         Content-Length says half the model, the whole model follows
+//   /faults/long-length.gguf          Content-Length says 1 MB more than the model, the model, then close
+//   /faults/corrupt.gguf              the model with one byte of its weights changed
+//   /faults/long-context.gguf         the model claiming a training context of 2^24 tokens
+//   /faults/slow.gguf                 the model at about 2 MB/s
+//   /faults/stalled.gguf              announces the model, sends 1 MB, then nothing (until the client leaves)
+//   /faults/huge.gguf?length=N        announces N bytes (default 5 GB), sends 1 MB, then nothing
+//   /faults/open                      {"open": n}: fault responses still sending (to see aborts close them)
+let open = 0;
+
+function track(res) {
+  open++;
+  res.once("close", () => open--); // the response ended or its connection closed
+}
+
+// Writes a response straight to the socket, so that its headers may lie
+// (Node's own response object refuses a body that contradicts Content-Length).
+function rawHead(req, headerLines) {
+  const lines = [
+    "HTTP/1.1 200 OK",
+    "Content-Type: application/octet-stream",
+    "Cross-Origin-Resource-Policy: same-origin",
+    "Cache-Control: no-store",
+    "Connection: close",
+    ...headerLines,
+  ];
+  req.socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+}
+
+// Streams bytes [start, end) of `file` to `out` (a response or a socket),
+// `chunk` bytes every `delay` ms; calls `then` at the end.
+function trickle(res, out, file, { start = 0, end, chunk = 64 << 10, delay = 0, then }) {
+  const stream = fs.createReadStream(file, { start, end: end - 1, highWaterMark: chunk });
+  stream.on("data", (data) => {
+    if (!delay) {
+      if (!out.write(data)) {
+        stream.pause();
+        out.once("drain", () => stream.resume());
+      }
+      return;
+    }
+    stream.pause();
+    out.write(data);
+    setTimeout(() => stream.resume(), delay);
+  });
+  stream.on("end", () => then?.());
+  res.once("close", () => stream.destroy());
+}
+
+function fault(req, res, name, query) {
   headers(res, true);
+  res.setHeader("Cache-Control", "no-store");
   const model = models[0] && path.join(modelsDir, decodeURIComponent(models[0].url.slice("/models/".length)));
+  const size = model ? fs.statSync(model).size : 0;
+  if (name.endsWith(".gguf") && !model) return notFound(res, true);
   switch (name) {
+    case "open":
+      res.writeHead(200, { "Content-Type": types[".json"] });
+      return res.end(JSON.stringify({ open }));
     case "404":
       return notFound(res, true);
     case "500":
@@ -98,32 +158,57 @@ function fault(req, res, name) {
     }
     case "truncated.gguf": {
       // Announces the whole model, sends half, then drops the connection.
-      const size = fs.statSync(model).size;
+      track(res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
-      const stream = fs.createReadStream(model, { start: 0, end: Math.floor(size / 2) });
-      stream.on("data", (chunk) => res.write(chunk));
-      stream.on("end", () => setTimeout(() => req.socket.destroy(), 50));
-      return;
+      const half = Math.floor(size / 2);
+      return trickle(res, res, model, { end: half, then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
-    case "short-length.gguf": {
-      // Announces fewer bytes than the file has: the client sees a short file.
-      const size = fs.statSync(model).size;
-      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": Math.floor(size / 2) });
-      return fs.createReadStream(model, { start: 0, end: Math.floor(size / 2) - 1 }).pipe(res);
+    case "dropped-chunked.gguf": {
+      // No length announced: the only sign of the drop is the missing last chunk.
+      track(res);
+      res.writeHead(200, { "Content-Type": "application/octet-stream" });
+      return trickle(res, res, model, { end: Math.floor(size / 3), then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
-    case "slow.gguf": {
+    case "short-length.gguf":
+      // Announces half the model and sends all of it: the client keeps what was announced.
+      track(res);
+      rawHead(req, [`Content-Length: ${Math.floor(size / 2)}`]);
+      return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
+    case "long-length.gguf":
+      // Announces 1 MB more than it sends, then closes.
+      track(res);
+      rawHead(req, [`Content-Length: ${size + (1 << 20)}`]);
+      return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
+    case "corrupt.gguf": {
+      // The right length, one wrong byte in the last tensor's data.
+      const body = fs.readFileSync(model);
+      body[body.length - 4096] ^= 0x55;
+      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.length });
+      return res.end(body);
+    }
+    case "long-context.gguf": {
+      // A model whose metadata claims 2^24 positions of training context, so
+      // that a load may ask for a KV cache larger than WebAssembly memory.
+      const body = fs.readFileSync(model);
+      const key = Buffer.from("llama.context_length");
+      const at = body.indexOf(key) + key.length;
+      if (at < key.length || body.readUInt32LE(at) !== 4) return notFound(res, true); // not a uint32: not this model
+      body.writeUInt32LE(1 << 24, at + 4);
+      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": body.length });
+      return res.end(body);
+    }
+    case "slow.gguf":
       // The real model at about 2 MB/s.
-      const size = fs.statSync(model).size;
+      track(res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
-      const stream = fs.createReadStream(model, { highWaterMark: 64 << 10 });
-      stream.on("data", (chunk) => {
-        stream.pause();
-        res.write(chunk);
-        setTimeout(() => stream.resume(), 30);
-      });
-      stream.on("end", () => res.end());
-      req.on("close", () => stream.destroy());
-      return;
+      return trickle(res, res, model, { end: size, delay: 30, then: () => res.end() });
+    case "stalled.gguf":
+    case "huge.gguf": {
+      // Sends 1 MB of the model and then nothing, until the client goes away.
+      track(res);
+      const length = name === "huge.gguf" ? Number(query.get("length") ?? 5e9) : size;
+      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": length });
+      return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
     default:
       return notFound(res, true);
@@ -146,7 +231,7 @@ const server = http.createServer((req, res) => {
     }
     return sendFile(req, res, path.join(modelsDir, name), isolated);
   }
-  if (faults && pathname.startsWith("/faults/")) return fault(req, res, pathname.slice("/faults/".length));
+  if (faults && pathname.startsWith("/faults/")) return fault(req, res, pathname.slice("/faults/".length), url.searchParams);
   const file = path.normalize(path.join(site, pathname === "/" ? "index.html" : pathname));
   if (!file.startsWith(site + path.sep)) return notFound(res, isolated);
   sendFile(req, res, file, isolated);

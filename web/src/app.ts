@@ -51,6 +51,7 @@ const ui = {
 };
 
 let engine: Engine | null = null;
+let engineThreads: number | undefined;
 let serverModels: ServerModel[] = [];
 let conversation: ChatMessage[] = [];
 let loading: AbortController | null = null;
@@ -65,12 +66,14 @@ function showError(message: string | null): void {
 
 function describeError(e: unknown): string {
   if (e instanceof EngineError) {
+    if (e.code === "crashed") return `The engine stopped (${e.message.split(";")[0]}). Press Load to start it again.`;
     const what: Record<string, string> = {
       not_loaded: "No model is loaded",
       busy: "The engine is busy",
       aborted: "Stopped",
       bad_model: "This file is not a model smolinfer can run",
       network: "The download failed",
+      out_of_memory: "Not enough memory",
       bad_input: "Invalid input",
       internal: "Something went wrong",
     };
@@ -133,11 +136,32 @@ function showProgress(p: LoadProgress): void {
   ui.progressText.textContent = text;
 }
 
+// The engine, started again if its worker crashed.
+async function liveEngine(): Promise<Engine | null> {
+  if (engine?.alive) return engine;
+  ui.runtime.textContent = "starting the engine…";
+  try {
+    engine = await createEngine({ threads: engineThreads });
+  } catch (e) {
+    ui.runtime.textContent = "the engine did not start";
+    showError(describeError(e));
+    return null;
+  }
+  (window as unknown as { smolinfer: { engine: Engine } }).smolinfer = { engine };
+  updateRuntime();
+  return engine;
+}
+
 async function loadModel(source: ModelSource): Promise<void> {
-  if (!engine) return;
   showError(null);
   loading = new AbortController();
   setBusy("loading");
+  const engine = await liveEngine();
+  if (!engine) {
+    loading = null;
+    setBusy("idle");
+    return;
+  }
   ui.modelStatus.textContent = "Loading…";
   showProgress({ phase: "download", loaded: 0, total: 0, bytesPerSecond: 0, etaSeconds: NaN });
   try {
@@ -150,8 +174,12 @@ async function loadModel(source: ModelSource): Promise<void> {
     conversation = [];
     renderConversation();
   } catch (e) {
-    ui.modelStatus.textContent = engine.model ? "Loading failed; no model is loaded." : "No model loaded.";
-    showError(describeError(e));
+    if (e instanceof EngineError && e.code === "aborted") {
+      ui.modelStatus.textContent = "Loading cancelled. No model loaded.";
+    } else {
+      ui.modelStatus.textContent = "No model loaded.";
+      showError(describeError(e));
+    }
   } finally {
     loading = null;
     setBusy("idle");
@@ -246,6 +274,7 @@ async function answer(): Promise<void> {
     generating = null;
   }
   conversation.push({ role: "assistant", content: text });
+  if (!engine.alive) ui.modelStatus.textContent = "No model loaded (the engine stopped).";
   const s = engine.stats();
   const meta = document.createElement("span");
   meta.className = "meta";
@@ -292,6 +321,7 @@ function wire(): void {
   });
   ui.cancelLoad.addEventListener("click", () => loading?.abort());
   ui.clearCache.addEventListener("click", async () => {
+    const engine = await liveEngine();
     if (!engine) return;
     await engine.clearCache();
     ui.modelStatus.textContent = `${ui.modelStatus.textContent} · saved models cleared`;
@@ -340,16 +370,8 @@ async function main(): Promise<void> {
   setBusy("loading");
   ui.progress.hidden = true;
   const params = new URLSearchParams(location.search);
-  const threads = params.has("threads") ? Number(params.get("threads")) : undefined;
-  try {
-    engine = await createEngine({ threads });
-  } catch (e) {
-    ui.runtime.textContent = "the engine did not start";
-    showError(describeError(e));
-    return;
-  }
-  (window as unknown as { smolinfer: { engine: Engine } }).smolinfer = { engine };
-  updateRuntime();
+  engineThreads = params.has("threads") ? Number(params.get("threads")) : undefined;
+  if (!(await liveEngine())) return;
   await listServerModels();
   setBusy("idle");
   // A model this server offers is the obvious one: load it right away.

@@ -1,7 +1,11 @@
 // Models kept in the Origin Private File System between visits, keyed by
 // their URL. A file is written as "<key>.part", then renamed, then its
 // record is written; only a complete record counts, so an interrupted or
-// failed write never leaves a usable-looking entry behind.
+// failed write never leaves a usable-looking entry behind. Leftovers of an
+// interrupted write (a closed page) are swept when an engine starts, and a
+// saved copy is checked against its recorded SHA-256 every time it is read
+// (by the worker). Writers, the sweep and clear() hold one Web Lock, so two
+// pages of the same origin never sweep each other's write in progress.
 
 export interface StoredModel {
   url: string;
@@ -11,6 +15,28 @@ export interface StoredModel {
 }
 
 const DIR = "smolinfer-models";
+const LOCK = "smolinfer-models";
+
+// Runs `f` holding the store's lock (or without, where Web Locks are missing).
+// With `ifAvailable`, skips `f` when another page holds it.
+async function locked<T>(f: () => Promise<T>, ifAvailable = false): Promise<T | null> {
+  const locks = (navigator as { locks?: LockManager }).locks;
+  if (!locks) return f();
+  return locks.request(LOCK, { ifAvailable }, (lock) => (lock ? f() : null));
+}
+
+function isRecord(r: unknown, key: string): r is StoredModel {
+  const m = r as StoredModel | null;
+  return (
+    !!m &&
+    typeof m.url === "string" &&
+    keyFor(m.url) === key &&
+    Number.isSafeInteger(m.size) &&
+    m.size > 0 &&
+    typeof m.sha256 === "string" &&
+    /^[0-9a-f]{64}$/.test(m.sha256)
+  );
+}
 
 async function directory(): Promise<FileSystemDirectoryHandle | null> {
   if (!("storage" in navigator) || !navigator.storage.getDirectory) return null;
@@ -47,7 +73,11 @@ export async function lookup(url: string): Promise<{ record: StoredModel; file: 
   if (!dir) return null;
   const key = keyFor(url);
   const record = await readRecord(dir, key);
-  if (!record || record.url !== url) return null;
+  if (!record) return null;
+  if (!isRecord(record, key) || record.url !== url) {
+    await remove(dir, key);
+    return null;
+  }
   try {
     const file = await (await dir.getFileHandle(`${key}.gguf`)).getFile();
     if (file.size !== record.size) {
@@ -86,6 +116,17 @@ export async function store(
 ): Promise<string | null> {
   const dir = await directory();
   if (!dir) return "no persistent storage in this browser";
+  return (await locked(() => write(dir, url, size, sha256, read, onProgress))) ?? null;
+}
+
+async function write(
+  dir: FileSystemDirectoryHandle,
+  url: string,
+  size: number,
+  sha256: string,
+  read: (offset: number, length: number) => Uint8Array,
+  onProgress: (written: number) => void,
+): Promise<string | null> {
   const key = keyFor(url);
   await remove(dir, key);
   try {
@@ -123,28 +164,54 @@ export async function store(
   }
 }
 
+/** Deletes the saved copy of `url` (it was found damaged). */
+export async function discard(url: string): Promise<void> {
+  const dir = await directory();
+  if (dir) await locked(() => remove(dir, keyFor(url)));
+}
+
+async function names(dir: FileSystemDirectoryHandle): Promise<string[]> {
+  const list: string[] = [];
+  for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) list.push(name);
+  return list;
+}
+
 /** Removes every stored model and any leftover partial file. */
 export async function clear(): Promise<void> {
   const dir = await directory();
   if (!dir) return;
-  const names: string[] = [];
-  for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
-  for (const name of names) await dir.removeEntry(name).catch(() => undefined);
+  await locked(async () => {
+    for (const name of await names(dir)) await dir.removeEntry(name).catch(() => undefined);
+  });
 }
 
-/** Removes partial files a closed page left behind (they are never read). */
+/**
+ * Removes what an interrupted write left behind: partial files, a record
+ * without its file or a file without its record, a record that does not
+ * parse or does not match its file's size, and anything else in the
+ * directory. Only complete entries stay. Skipped while another page writes.
+ */
 export async function sweepPartials(): Promise<void> {
   const dir = await directory();
   if (!dir) return;
-  const names: string[] = [];
-  for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
-  for (const name of names) {
-    if (name.endsWith(".part")) await dir.removeEntry(name).catch(() => undefined);
-  }
-  // A record whose file is missing is as good as nothing.
-  for (const name of names) {
-    if (!name.endsWith(".json")) continue;
-    const key = name.slice(0, -5);
-    if (!names.includes(`${key}.gguf`)) await dir.removeEntry(name).catch(() => undefined);
-  }
+  await locked(async () => {
+    const all = await names(dir);
+    for (const name of all) {
+      const complete = name.match(/^([0-9a-f]{16})\.(json|gguf)$/);
+      if (complete) {
+        const key = complete[1];
+        const record = await readRecord(dir, key);
+        let ok = isRecord(record, key) && all.includes(`${key}.gguf`);
+        if (ok) {
+          try {
+            ok = (await (await dir.getFileHandle(`${key}.gguf`)).getFile()).size === record!.size;
+          } catch {
+            ok = false;
+          }
+        }
+        if (ok) continue;
+      }
+      await dir.removeEntry(name).catch(() => undefined);
+    }
+  }, true);
 }

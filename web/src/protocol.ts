@@ -5,8 +5,10 @@ export type ErrorCode =
   | "busy" // a load or generation is already running
   | "aborted" // the caller's AbortSignal fired
   | "bad_model" // the file is not a usable model (the engine says why)
-  | "network" // the download failed (HTTP status, connection lost, truncated)
+  | "network" // the download failed (HTTP status, connection lost, truncated, wrong size or SHA-256)
+  | "out_of_memory" // the model (or its context) needs more memory than WebAssembly can have
   | "bad_input" // an argument was invalid
+  | "crashed" // the engine's worker died; this engine is unusable, create a new one
   | "internal"; // anything else
 
 export interface ErrorInfo {

@@ -9,7 +9,8 @@
 //   }
 //
 // Every method rejects with an EngineError whose `code` says what went
-// wrong: not_loaded, busy, aborted, bad_model, network, bad_input, internal.
+// wrong: not_loaded, busy, aborted, bad_model, network, out_of_memory,
+// bad_input, crashed (the worker died: create a new engine), internal.
 
 import type {
   ChatMessage,
@@ -42,7 +43,7 @@ export type ModelSource = string | { url: string; size?: number; sha256?: string
 export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
-  /** KV cache positions; default min(4096, the model's training context). */
+  /** KV cache positions; default (or 0) min(4096, the model's training context). */
   contextSize?: number;
 }
 
@@ -61,6 +62,9 @@ type Pending = {
   onProgress?: (p: LoadProgress) => void;
   onPiece?: (text: string, generated: number) => void;
 };
+
+// A request sent to the worker: its id, and its outcome.
+type Sent = { id: number; done: Promise<unknown> };
 
 function sourceSpec(source: ModelSource): SourceSpec {
   if (typeof source === "string") {
@@ -105,7 +109,7 @@ export class Engine {
   private nextId = 1;
   private last: EngineStats;
   private loadedInfo: ModelInfo | null = null;
-  private terminated = false;
+  private failure: EngineError | null = null; // set once the engine cannot be used any more
 
   /** @internal use createEngine() */
   constructor(worker: Worker, init: InitResult) {
@@ -122,11 +126,25 @@ export class Engine {
     };
     this.build = init.build;
     worker.onmessage = (e: MessageEvent<Response>) => this.receive(e.data);
-    worker.onerror = (e) => this.failAll(new EngineError("internal", `the engine's worker failed: ${e.message}`));
+    // An error nobody caught in the worker: a request may never be answered.
+    worker.onerror = (e) => {
+      e.preventDefault();
+      this.crash(`the engine's worker failed: ${e.message || "an uncaught error"}`);
+    };
+    worker.onmessageerror = () => this.crash("a message from the engine's worker could not be read");
   }
 
   /** Which WebAssembly build runs: "mt" (threads) or "st" (one thread). */
   readonly build: "st" | "mt";
+
+  /**
+   * False once the engine cannot be used any more: its worker crashed (every
+   * call then rejects with code "crashed"; create a new engine) or
+   * terminate() was called.
+   */
+  get alive(): boolean {
+    return this.failure === null;
+  }
 
   /** The loaded model, or null. */
   get model(): ModelInfo | null {
@@ -138,15 +156,31 @@ export class Engine {
     return { ...this.last };
   }
 
+  /**
+   * Loads a model, replacing the one loaded: a load that fails (or is
+   * aborted) leaves no model loaded, except when it is refused as busy.
+   */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     const spec = sourceSpec(source);
-    const info = (await this.request(
-      (id) => ({ id, op: "load", source: spec, contextSize: options.contextSize }),
-      options.signal,
-      { onProgress: options.onProgress },
-    )) as ModelInfo;
-    this.loadedInfo = info;
-    return info;
+    const contextSize = options.contextSize;
+    if (contextSize !== undefined && !(Number.isInteger(contextSize) && contextSize >= 0 && contextSize < 2 ** 31)) {
+      throw new EngineError("bad_input", "contextSize must be an integer >= 0 (0: the default)");
+    }
+    // Refused before it reaches the worker: the loaded model stays.
+    if (options.signal?.aborted) throw new EngineError("aborted", "aborted by the caller");
+    if (this.failure) throw new EngineError(this.failure.code, this.failure.message);
+    try {
+      const info = (await this.request(
+        (id) => ({ id, op: "load", source: spec, contextSize }),
+        options.signal,
+        { onProgress: options.onProgress },
+      ).done) as ModelInfo;
+      this.loadedInfo = info;
+      return info;
+    } catch (e) {
+      if (!(e instanceof EngineError && e.code === "busy")) this.loadedInfo = null;
+      throw e;
+    }
   }
 
   /** Continues a raw text prompt (special-token texts are parsed). */
@@ -171,32 +205,46 @@ export class Engine {
 
   async tokenize(text: string, options: { special?: boolean } = {}): Promise<number[]> {
     if (typeof text !== "string") throw new EngineError("bad_input", "text must be a string");
-    return (await this.request((id) => ({ id, op: "tokenize", text, special: options.special ?? true }))) as number[];
+    return (await this.request((id) => ({ id, op: "tokenize", text, special: options.special ?? true })).done) as number[];
   }
 
   async detokenize(ids: number[]): Promise<string> {
     if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x))) throw new EngineError("bad_input", "ids must be integers");
-    return (await this.request((id) => ({ id, op: "detokenize", ids }))) as string;
+    return (await this.request((id) => ({ id, op: "detokenize", ids })).done) as string;
   }
 
   async unload(): Promise<void> {
-    await this.request((id) => ({ id, op: "unload" }));
+    await this.request((id) => ({ id, op: "unload" })).done;
     this.loadedInfo = null;
   }
 
   /** Removes every model saved for offline use. */
   async clearCache(): Promise<void> {
-    await this.request((id) => ({ id, op: "clearCache" }));
+    await this.request((id) => ({ id, op: "clearCache" })).done;
   }
 
   /** Stops the worker; the engine cannot be used afterwards. */
   terminate(): void {
-    this.terminated = true;
+    this.stop(new EngineError("aborted", "the engine was terminated"));
+  }
+
+  private stop(failure: EngineError): void {
+    if (this.failure) return;
+    this.failure = failure;
+    this.loadedInfo = null;
     this.worker.terminate();
-    this.failAll(new EngineError("aborted", "the engine was terminated"));
+    this.failAll(failure);
+  }
+
+  private crash(reason: string): void {
+    this.stop(new EngineError("crashed", `${reason}; this engine cannot be used any more (create a new one)`));
   }
 
   private receive(msg: Response): void {
+    if (msg.type === "error" && msg.error.code === "crashed") {
+      this.crash(msg.error.message);
+      return;
+    }
     const p = this.pending.get(msg.id);
     if (!p) return;
     switch (msg.type) {
@@ -222,16 +270,20 @@ export class Engine {
     this.pending.clear();
   }
 
+  private cancel(target: number): void {
+    if (!this.failure) this.worker.postMessage({ id: this.nextId++, op: "cancel", target } satisfies Request);
+  }
+
   private request(
     make: (id: number) => Request,
     signal?: AbortSignal,
     hooks: Pick<Pending, "onProgress" | "onPiece"> = {},
-  ): Promise<unknown> {
-    if (this.terminated) return Promise.reject(new EngineError("aborted", "the engine was terminated"));
-    if (signal?.aborted) return Promise.reject(new EngineError("aborted", "aborted by the caller"));
+  ): Sent {
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id } satisfies Request);
+    if (this.failure) return { id, done: Promise.reject(new EngineError(this.failure.code, this.failure.message)) };
+    if (signal?.aborted) return { id, done: Promise.reject(new EngineError("aborted", "aborted by the caller")) };
+    const done = new Promise((resolve, reject) => {
+      const onAbort = () => this.cancel(id);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.set(id, {
         resolve: (v) => {
@@ -246,21 +298,25 @@ export class Engine {
       });
       this.worker.postMessage(make(id));
     });
+    return { id, done };
   }
 
-  // Pieces as an async iterator; the request's completion ends it.
+  // Pieces as an async iterator; the request's completion ends it. Leaving
+  // the loop early (break, return, throw) stops the generation, and resolves
+  // once the engine is free for the next one.
   private stream(make: (id: number) => Request, signal?: AbortSignal): AsyncIterable<string> {
     const queue: string[] = [];
     let wake: (() => void) | null = null;
     let finished = false;
     let failure: EngineError | null = null;
-    this.request(make, signal, {
+    const sent = this.request(make, signal, {
       onPiece: (text, generated) => {
         this.last.generatedTokens = generated;
         queue.push(text);
         wake?.();
       },
-    }).then(
+    });
+    const settled = sent.done.then(
       (stats) => {
         Object.assign(this.last, stats as EngineStats);
         finished = true;
@@ -283,6 +339,12 @@ export class Engine {
             wake = null;
           }
         },
+        return: async (): Promise<IteratorResult<string>> => {
+          if (!finished) this.cancel(sent.id);
+          await settled;
+          queue.length = 0;
+          return { value: undefined, done: true };
+        },
       }),
     };
   }
@@ -294,14 +356,22 @@ export async function createEngine(options: CreateEngineOptions = {}): Promise<E
   const threads = options.threads ?? Math.min(hardware, 4);
   if (!Number.isInteger(threads) || threads < 1) throw new EngineError("bad_input", "threads must be an integer >= 1");
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "smolinfer" });
-  const init = await new Promise<InitResult>((resolve, reject) => {
-    worker.onmessage = (e: MessageEvent<Response>) => {
-      const msg = e.data;
-      if (msg.type === "result") resolve(msg.value as InitResult);
-      else if (msg.type === "error") reject(new EngineError(msg.error.code, msg.error.message));
-    };
-    worker.onerror = (e) => reject(new EngineError("internal", `the engine's worker did not start: ${e.message}`));
-    worker.postMessage({ id: 0, op: "init", threads } satisfies Request);
-  });
-  return new Engine(worker, init);
+  try {
+    const init = await new Promise<InitResult>((resolve, reject) => {
+      worker.onmessage = (e: MessageEvent<Response>) => {
+        const msg = e.data;
+        if (msg.type === "result") resolve(msg.value as InitResult);
+        else if (msg.type === "error") reject(new EngineError(msg.error.code, msg.error.message));
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new EngineError("internal", `the engine's worker did not start: ${e.message || "an uncaught error"}`));
+      };
+      worker.postMessage({ id: 0, op: "init", threads } satisfies Request);
+    });
+    return new Engine(worker, init);
+  } catch (e) {
+    worker.terminate();
+    throw e;
+  }
 }

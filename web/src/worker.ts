@@ -1,7 +1,10 @@
 // The engine's Web Worker: owns the WebAssembly module and the model, and
-// answers requests from engine.ts one at a time (a load or a generation at a
-// time; tokenizing may interleave). Between two generated tokens it returns
-// to the event loop, so a cancel request is seen within one token.
+// answers requests from smolinfer.ts one at a time (a load or a generation at
+// a time; tokenizing may interleave with a generation). Between two generated
+// tokens it returns to the event loop, so a cancel request is seen within one
+// token. If the WebAssembly engine aborts or traps, its state cannot be
+// trusted any more: every request from then on fails with "crashed", and the
+// page side terminates this worker.
 /// <reference lib="webworker" />
 
 import type {
@@ -54,9 +57,14 @@ class EngineFailure extends Error {
 let wasm: WasmModule | null = null;
 let engine: WasmEngine | null = null;
 let threads = 1;
-let busy: number | null = null; // id of the running load or generation
+let running: { id: number; op: "load" | "generate" } | null = null; // the load or generation under way
+let crashed: string | null = null; // why the WebAssembly engine is unusable, once it is
 const cancelled = new Set<number>();
 const fetchAborts = new Map<number, AbortController>();
+
+// WebAssembly addresses 32 bits: no buffer can reach 4 GiB.
+const WASM_LIMIT = 2 ** 32;
+const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
 
 function post(message: Response): void {
   self.postMessage(message);
@@ -93,6 +101,40 @@ function checkCancelled(id: number): void {
   if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
 }
 
+// Thrown values that mean the WebAssembly engine itself failed (an abort, a
+// trap, a C++ exception nothing caught): its memory may be inconsistent.
+function isCrash(e: unknown): boolean {
+  if (crashed !== null || e instanceof WebAssembly.RuntimeError) return true;
+  const exception = (WebAssembly as unknown as { Exception?: abstract new () => unknown }).Exception;
+  if (exception && e instanceof exception) return true;
+  return typeof e === "number"; // Emscripten's JavaScript-emulated C++ exceptions throw a pointer
+}
+
+function crash(reason: string): string {
+  crashed ??= reason;
+  return crashed;
+}
+
+// A crash noticed outside any request: the page side fails everything.
+function announceCrash(reason: string): void {
+  post({ id: -1, type: "error", error: { code: "crashed", message: crash(reason) } });
+}
+
+// Memory for `bytes` of model file, or a clear error.
+function allocateModel(bytes: number, growing: boolean): number {
+  const ptr = bytes < WASM_LIMIT ? wasm!.Engine.allocate(bytes) : 0;
+  if (ptr) return ptr;
+  if (bytes >= WASM_LIMIT && !growing) {
+    throw new EngineFailure("out_of_memory", `the model file is ${gb(bytes)}; WebAssembly can address at most 4.29 GB`);
+  }
+  throw new EngineFailure(
+    "out_of_memory",
+    `cannot get ${gb(bytes)} of memory for the model${growing ? " (the download keeps growing)" : ""}: ` +
+      `the engine's WebAssembly memory (${gb(memoryBytes())} now) could not grow that far ` +
+      `(WebAssembly allows at most 4.29 GB, the browser may allow less)`,
+  );
+}
+
 async function init(requested: number): Promise<InitResult> {
   const canThread =
     requested > 1 && (self as unknown as { crossOriginIsolated?: boolean }).crossOriginIsolated === true &&
@@ -100,7 +142,9 @@ async function init(requested: number): Promise<InitResult> {
   const build = canThread ? "mt" : "st";
   const url = new URL(`./wasm/smolinfer-${build}.js`, import.meta.url).href;
   const factory = (await import(url)).default as (options?: object) => Promise<WasmModule>;
-  wasm = await factory();
+  // Emscripten calls onAbort before it throws (and, in the threaded build,
+  // when one of its threads aborts).
+  wasm = await factory({ onAbort: (what: unknown) => announceCrash(`the WebAssembly engine aborted: ${String(what)}`) });
   engine = new wasm.Engine();
   // The pthread pool is pre-spawned at its build size; ask for no more.
   threads = canThread ? Math.min(requested, 1 + 4) : 1;
@@ -110,6 +154,8 @@ async function init(requested: number): Promise<InitResult> {
 
 // Streams a body into a fresh engine buffer. Allocates once when the size is
 // known; otherwise grows by doubling (one extra copy at most per doubling).
+// Whatever goes wrong, the buffer is freed and the body cancelled (which
+// closes a download's connection).
 async function receive(
   id: number,
   body: ReadableStream<Uint8Array>,
@@ -118,14 +164,14 @@ async function receive(
   progress: (p: LoadProgress) => void,
 ): Promise<{ ptr: number; size: number }> {
   const m = wasm!;
-  let capacity = expected > 0 ? expected : 64 << 20;
-  let ptr = m.Engine.allocate(capacity);
-  if (!ptr) throw new EngineFailure("internal", `cannot allocate ${capacity} bytes for the model`);
-  let size = 0;
-  const start = performance.now();
-  let lastReport = 0;
   const reader = body.getReader();
+  let ptr = 0;
+  let size = 0;
   try {
+    let capacity = expected > 0 ? expected : 64 << 20;
+    ptr = allocateModel(capacity, false);
+    const start = performance.now();
+    let lastReport = 0;
     for (;;) {
       checkCancelled(id);
       const { done, value } = await reader.read();
@@ -136,8 +182,7 @@ async function receive(
         }
         let grown = capacity;
         while (grown < size + value.length) grown *= 2;
-        const bigger = m.Engine.allocate(grown);
-        if (!bigger) throw new EngineFailure("internal", `cannot allocate ${grown} bytes for the model`);
+        const bigger = allocateModel(grown, true);
         heap().copyWithin(bigger, ptr, ptr + size);
         m.Engine.release(ptr);
         ptr = bigger;
@@ -159,74 +204,129 @@ async function receive(
         });
       }
     }
+    if (expected > 0 && size !== expected) {
+      throw new EngineFailure("network", `truncated download: received ${size} of ${expected} bytes`);
+    }
+    if (size === 0) throw new EngineFailure("bad_model", "the file is empty");
+    return { ptr, size };
   } catch (e) {
-    m.Engine.release(ptr);
+    if (isCrash(e)) throw e;
+    if (ptr) m.Engine.release(ptr);
     reader.cancel().catch(() => undefined);
     if (e instanceof EngineFailure) throw e;
     if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
     throw new EngineFailure("network", `the download failed after ${size} bytes: ${(e as Error).message ?? e}`);
   }
-  if (expected > 0 && size !== expected) {
-    m.Engine.release(ptr);
-    throw new EngineFailure("network", `truncated download: received ${size} of ${expected} bytes`);
+}
+
+type Received = { ptr: number; size: number; sha256: string };
+
+// The saved copy of `url`, read into engine memory and checked against the
+// SHA-256 recorded when it was saved. A copy that cannot be read or is
+// damaged is deleted (and the caller downloads the file again).
+async function fromStore(
+  id: number,
+  url: string,
+  source: Extract<SourceSpec, { kind: "url" }>,
+  progress: (p: LoadProgress) => void,
+  warnings: string[],
+): Promise<Received | null> {
+  const cached = await store.lookup(url);
+  if (!cached) return null;
+  // A saved copy that is not the file the caller asks for: download again.
+  if (source.size !== undefined && source.size !== cached.record.size) return null;
+  if (source.sha256 && source.sha256.toLowerCase() !== cached.record.sha256) return null;
+  let r: { ptr: number; size: number };
+  try {
+    r = await receive(id, cached.file.stream(), cached.record.size, "cache", progress);
+  } catch (e) {
+    if (isCrash(e) || (e instanceof EngineFailure && (e.code === "aborted" || e.code === "out_of_memory"))) throw e;
+    await store.discard(url);
+    warnings.push(`the saved copy could not be read (${(e as Error).message}); it was downloaded again`);
+    return null;
   }
-  if (size === 0) {
-    m.Engine.release(ptr);
-    throw new EngineFailure("bad_model", "the file is empty");
+  progress({ phase: "verify", loaded: 0, total: r.size, bytesPerSecond: 0, etaSeconds: NaN });
+  const sha256 = wasm!.Engine.sha256(r.ptr, r.size);
+  if (sha256 !== cached.record.sha256) {
+    wasm!.Engine.release(r.ptr);
+    await store.discard(url);
+    warnings.push("the saved copy was damaged; it was deleted and the file downloaded again");
+    return null;
   }
-  return { ptr, size };
+  return { ...r, sha256 };
+}
+
+async function download(id: number, url: string, progress: (p: LoadProgress) => void): Promise<{ ptr: number; size: number }> {
+  const controller = new AbortController();
+  fetchAborts.set(id, controller);
+  let response: globalThis.Response;
+  try {
+    response = await fetch(url, { signal: controller.signal });
+  } catch (e) {
+    if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
+    throw new EngineFailure("network", `cannot fetch ${url}: ${(e as Error).message ?? e}`);
+  }
+  if (!response.ok || !response.body) {
+    response.body?.cancel().catch(() => undefined);
+    throw new EngineFailure("network", `cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+  }
+  // A compressed body's length is not the file's.
+  const encoding = response.headers.get("content-encoding");
+  const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
+  return receive(id, response.body, Number.isFinite(length) && length > 0 ? length : 0, "download", progress);
+}
+
+// What a failed engine.load() means for the caller.
+function loadFailure(message: string, contextSize: number | undefined): EngineFailure {
+  if (/bad_alloc|bad_array_new_length|MiB of KV cache|not enough memory/.test(message)) {
+    return new EngineFailure(
+      "out_of_memory",
+      `not enough memory to start the model (${message})${contextSize ? "; try a smaller contextSize" : ""}`,
+    );
+  }
+  if (/^bad option|^context \d+ exceeds/.test(message)) return new EngineFailure("bad_input", message);
+  return new EngineFailure("bad_model", message);
 }
 
 async function load(id: number, source: SourceSpec, contextSize: number | undefined): Promise<ModelInfo> {
   const m = wasm!;
-  engine!.unload();
+  engine!.unload(); // a failed load leaves no model loaded
   const progress = (p: LoadProgress) => post({ id, type: "progress", progress: p });
-  let received: { ptr: number; size: number };
-  let fromCache = false;
+  const warnings: string[] = [];
+  let received: Received | null = null;
   let url = "";
-  if (source.kind === "file") {
-    received = await receive(id, source.file.stream(), source.file.size, "download", progress);
-  } else {
+  if (source.kind === "url") {
     url = new URL(source.url, self.location.href).href;
-    const cached = await store.lookup(url);
-    if (cached && (source.size === undefined || source.size === cached.record.size)) {
-      fromCache = true;
-      received = await receive(id, cached.file.stream(), cached.record.size, "cache", progress);
-    } else {
-      const controller = new AbortController();
-      fetchAborts.set(id, controller);
-      let response: globalThis.Response;
-      try {
-        response = await fetch(url, { signal: controller.signal });
-      } catch (e) {
-        if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
-        throw new EngineFailure("network", `cannot fetch ${url}: ${(e as Error).message ?? e}`);
-      }
-      if (!response.ok || !response.body) {
-        throw new EngineFailure("network", `cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
-      }
-      // A compressed body's length is not the file's.
-      const encoding = response.headers.get("content-encoding");
-      const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
-      received = await receive(id, response.body, Number.isFinite(length) ? length : 0, "download", progress);
-      fetchAborts.delete(id);
+    received = await fromStore(id, url, source, progress, warnings);
+  }
+  const fromCache = received !== null;
+  if (!received) {
+    const { ptr, size } =
+      source.kind === "file"
+        ? await receive(id, source.file.stream(), source.file.size, "download", progress)
+        : await download(id, url, progress);
+    if (source.kind === "url" && source.size !== undefined && size !== source.size) {
+      m.Engine.release(ptr);
+      throw new EngineFailure("network", `the file has ${size} bytes, expected ${source.size}`);
     }
+    progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
+    const sha256 = m.Engine.sha256(ptr, size);
+    if (source.kind === "url" && source.sha256 && source.sha256.toLowerCase() !== sha256) {
+      m.Engine.release(ptr);
+      throw new EngineFailure("network", `the file's SHA-256 is ${sha256}, expected ${source.sha256}`);
+    }
+    received = { ptr, size, sha256 };
   }
-  const { ptr, size } = received;
-  if (source.kind === "url" && source.size !== undefined && size !== source.size) {
+  const { ptr, size, sha256 } = received;
+  if (cancelled.has(id)) {
     m.Engine.release(ptr);
-    throw new EngineFailure("network", `the file has ${size} bytes, expected ${source.size}`);
+    throw new EngineFailure("aborted", "aborted by the caller");
   }
-  progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-  const sha256 = m.Engine.sha256(ptr, size);
-  if (source.kind === "url" && source.sha256 && source.sha256.toLowerCase() !== sha256) {
-    m.Engine.release(ptr);
-    throw new EngineFailure("network", `the file's SHA-256 is ${sha256}, expected ${source.sha256}`);
-  }
-  checkCancelled(id);
   progress({ phase: "init", loaded: size, total: size, bytesPerSecond: 0, etaSeconds: NaN });
   const result = engine!.load(ptr, size, { threads, contextSize: contextSize ?? 0 }); // takes the buffer
-  if (typeof result.error === "string") throw new EngineFailure("bad_model", result.error);
+  if (typeof result.error === "string") throw loadFailure(result.error, contextSize);
+  const info = result as unknown as ModelInfo;
+  info.warnings = [...(info.warnings ?? []), ...warnings];
   if (source.kind === "url" && !fromCache) {
     // The engine now owns the buffer; reading it to store a copy is safe.
     const problem = await store.store(
@@ -236,9 +336,9 @@ async function load(id: number, source: SourceSpec, contextSize: number | undefi
       (offset, length) => heap().slice(ptr + offset, ptr + offset + length),
       (written) => progress({ phase: "store", loaded: written, total: size, bytesPerSecond: 0, etaSeconds: NaN }),
     );
-    if (problem) (result.warnings as string[]).push(`the model was not saved for offline use: ${problem}`);
+    if (problem) info.warnings.push(`the model was not saved for offline use: ${problem}`);
   }
-  return { ...(result as unknown as ModelInfo), fromCache, sha256 };
+  return { ...info, fromCache, sha256 };
 }
 
 function samplingOptions(o: SamplingOptions): object {
@@ -277,17 +377,43 @@ function tokens(r: { ids?: Int32Array; error?: string }): Int32Array {
   return r.ids;
 }
 
+// Why `op` cannot run now.
+function busyError(op: Request["op"]): EngineFailure {
+  const loading = running?.op === "load";
+  const wants = op === "load" ? "load" : op === "generate" || op === "chat" ? "generate" : "other";
+  let message: string;
+  if (loading) {
+    message =
+      wants === "load"
+        ? "a model is already loading (wait for load() to settle, or abort it with its signal)"
+        : "a model is loading (wait for load() to finish)";
+  } else {
+    message =
+      wants === "generate"
+        ? "a generation is already running (wait for it to end, or stop it with its signal)"
+        : "a generation is running (stop it first)";
+  }
+  return new EngineFailure("busy", message);
+}
+
 async function handle(req: Request): Promise<unknown> {
   if (req.op === "init") return init(req.threads);
-  if (!wasm || !engine) throw new EngineFailure("internal", "the engine is not initialized");
-  switch (req.op) {
-    case "cancel":
+  if (req.op === "cancel") {
+    // Only the running load or generation can be cancelled: the others are over.
+    if (running?.id === req.target) {
       cancelled.add(req.target);
       fetchAborts.get(req.target)?.abort();
-      return null;
+    }
+    return null;
+  }
+  if (crashed !== null) throw new EngineFailure("crashed", crashed);
+  if (!wasm || !engine) throw new EngineFailure("internal", "the engine is not initialized");
+  switch (req.op) {
     case "tokenize":
+      if (running?.op === "load") throw busyError(req.op);
       return Array.from(tokens(requireLoaded().tokenize(req.text, true, req.special)));
     case "detokenize": {
+      if (running?.op === "load") throw busyError(req.op);
       const r = requireLoaded().detokenize(req.ids, false);
       if (r.error !== undefined) throw new EngineFailure("bad_input", r.error);
       return r.text;
@@ -296,17 +422,15 @@ async function handle(req: Request): Promise<unknown> {
       await store.clear();
       return null;
     case "unload":
-      if (busy !== null) throw new EngineFailure("busy", "a load or generation is running");
+      if (running) throw busyError(req.op);
       engine.unload();
       return null;
     default:
       break;
   }
   // load, generate, chat: one at a time.
-  if (busy !== null) {
-    throw new EngineFailure("busy", req.op === "load" ? "a model is already loading or generating" : "a generation is already running");
-  }
-  busy = req.id;
+  if (running) throw busyError(req.op);
+  running = { id: req.id, op: req.op === "load" ? "load" : "generate" };
   try {
     if (req.op === "load") return await load(req.id, req.source, req.contextSize);
     const e = requireLoaded();
@@ -314,22 +438,34 @@ async function handle(req: Request): Promise<unknown> {
       req.op === "chat" ? tokens(e.chatTokens(req.messages, true)) : tokens(e.tokenize(req.prompt, true, true));
     return await generate(req.id, ids, req.options);
   } finally {
-    busy = null;
+    running = null;
     cancelled.delete(req.id);
     fetchAborts.delete(req.id);
   }
 }
 
+function errorInfo(e: unknown): ErrorInfo {
+  if (e instanceof EngineFailure) return { code: e.code, message: e.message };
+  const text = e instanceof Error ? e.message : String(e);
+  if (isCrash(e)) return { code: "crashed", message: crash(`the WebAssembly engine crashed: ${text}`) };
+  return { code: "internal", message: text };
+}
+
 self.onmessage = (event: MessageEvent<Request>) => {
   const req = event.data;
   handle(req).then(
-    (value) => post({ id: req.id, type: "result", value }),
-    (e: unknown) => {
-      const error: ErrorInfo =
-        e instanceof EngineFailure
-          ? { code: e.code, message: e.message }
-          : { code: "internal", message: e instanceof Error ? e.message : String(e) };
-      post({ id: req.id, type: "error", error });
+    (value) => {
+      try {
+        post({ id: req.id, type: "result", value });
+      } catch (e) {
+        post({ id: req.id, type: "error", error: { code: "internal", message: `the result could not be sent: ${errorInfo(e).message}` } });
+      }
     },
+    (e: unknown) => post({ id: req.id, type: "error", error: errorInfo(e) }),
   );
 };
+
+// A promise nobody handled means some request may never be answered.
+self.addEventListener("unhandledrejection", (event) => {
+  announceCrash(`the engine's worker failed: ${errorInfo(event.reason).message}`);
+});

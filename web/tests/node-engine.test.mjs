@@ -111,3 +111,35 @@ test("a file that is not GGUF is a clear error and the engine stays usable", () 
   const t = other.load(copyIn(half), half.length, { threads: 1 });
   assert.match(t.error, /truncated GGUF file: tensor '/);
 });
+
+test("memory that WebAssembly cannot have is refused, and the engine keeps working", () => {
+  assert.equal(M.Engine.allocate(5e9), 0, "more than 32-bit addresses reach");
+  assert.equal(M.Engine.allocate(2 ** 32), 0);
+  assert.equal(M.Engine.allocate(4.2e9), 0, "memory cannot grow that far");
+  assert.equal(M.Engine.allocate(0), 0);
+  assert.equal(M.Engine.allocate(-1), 0);
+  const ids = engine.tokenize("The capital of France is", true, true).ids;
+  assert.equal(engine.start(ids, { maxTokens: 2, temperature: 0 }).error, undefined);
+  while (!engine.next().done);
+});
+
+// A model that claims a huge training context, asked for a context whose KV
+// cache size overflows 32-bit size_t: 30 layers x 745655 positions x 192
+// values is 2^32 + 5504. The load must fail with an error, or the model must
+// work; a cache sized from the wrapped product would write out of bounds on
+// the first token (a trap). KvCache computes sizes in 64 bits.
+test("a context whose KV cache size overflows 32 bits is an error, not a trap", async () => {
+  const fresh = await loadWasm("st"); // a trap leaves a module unusable: not the shared one
+  const bytes = Buffer.from(modelBytes);
+  const key = Buffer.from("llama.context_length");
+  const at = bytes.indexOf(key) + key.length;
+  assert.equal(bytes.readUInt32LE(at), 4, "context_length is a uint32");
+  bytes.writeUInt32LE(1 << 24, at + 4);
+  const ptr = fresh.Engine.allocate(bytes.length);
+  fresh.HEAPU8.set(bytes, ptr);
+  const e = new fresh.Engine();
+  const r = e.load(ptr, bytes.length, { threads: 1, contextSize: 745655 });
+  if (r.error !== undefined) return; // refused: fine
+  assert.equal(e.start(e.tokenize("Hello", true, true).ids, { maxTokens: 2 }).error, undefined);
+  while (!e.next().done);
+});
