@@ -48,8 +48,10 @@ def main() -> int:
     print(f"{'type':6} {'values':>10} {'RMS ours':>11} {'RMS llama':>11} {'ratio':>6}")
     for name, (a, b, n) in sorted(sq.items()):
         ra, rb = (a / n) ** 0.5, (b / n) ** 0.5
-        ratio = ra / rb if rb > 0 else float("nan")
-        print(f"{name:6} {n:>10} {ra:11.4e} {rb:11.4e} {ratio:6.3f}")
+        # Both exact (a tensor already in this type, requantized losslessly):
+        # "exact" rather than 0/0.
+        ratio = f"{ra / rb:6.3f}" if rb > 0 else ("exact" if ra == 0 else "inf")
+        print(f"{name:6} {n:>10} {ra:11.4e} {rb:11.4e} {ratio:>6}")
     return 0
 
 

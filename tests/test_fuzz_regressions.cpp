@@ -193,6 +193,15 @@ TEST(FuzzFix, ActivationQuantizersSaturateNaNAndInf) {
     EXPECT_EQ(q8_0[0].qs[3], -128);  // inf x (127 / inf) is NaN
     EXPECT_EQ(q8_0[0].qs[1], 0);
 
+    // Subnormal activations: 127 / amax overflows to inf, and x86's
+    // convert-and-pack (llama.cpp's AVX quantizer) gives -128 for +inf too.
+    std::vector<float> tiny(32);
+    for (size_t i = 0; i < tiny.size(); ++i) tiny[i] = std::ldexp(float(int(i) - 16), -140);
+    quant::ref::quantize_row_q8_0(tiny.data(), q8_0, tiny.size());
+    EXPECT_EQ(q8_0[0].qs[0], -128);   // -inf
+    EXPECT_EQ(q8_0[0].qs[16], -128);  // 0 x inf = NaN
+    EXPECT_EQ(q8_0[0].qs[17], -128);  // +inf
+
     quant::BlockQ8_K q8_k[1];
     x[3] = -kInf;
     quant::ref::quantize_row_q8_K(x.data(), q8_k, x.size());

@@ -66,6 +66,45 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
     }
 }
 
+// The activation quantizers alone, on blocks made to hit their edges: all
+// zeros, one huge value, ties at .5 after scaling, subnormals, infinities
+// and NaN (a broken model's activations) -- every ISA's bytes equal the
+// reference's.
+TEST(ActivationQuantizers, EveryIsaEqualsTheReferenceOnEdgeCases) {
+    std::mt19937 rng(11);
+    std::vector<std::vector<float>> blocks;
+    blocks.push_back(std::vector<float>(32, 0.0f));
+    blocks.push_back(std::vector<float>(32, -0.0f));
+    std::vector<float> b(32);
+    for (int j = 0; j < 32; ++j) b[size_t(j)] = float(j - 16) * 0.5f;  // scaled ties
+    b[0] = 127.0f;
+    blocks.push_back(b);
+    for (auto& v : b) v = std::ldexp(v, -140);  // subnormal
+    blocks.push_back(b);
+    for (const float special : {INFINITY, -INFINITY, NAN, 3.0e38f}) {
+        auto c = random_activations(32, rng);
+        c[size_t(rng() % 32)] = special;
+        blocks.push_back(c);
+    }
+    auto all_nan = std::vector<float>(32, NAN);
+    blocks.push_back(all_nan);
+    for (int k = 0; k < 200; ++k) blocks.push_back(random_activations(32, rng));
+    for (const Type act : {Type::Q8_0, Type::Q8_1}) {
+        const Type weight = act == Type::Q8_0 ? Type::Q8_0 : Type::Q4_1;
+        const auto ref = quant::matmul_kernel(weight, 1, 32, quant::Isa::Reference);
+        for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+            if (!quant::isa_available(isa)) continue;
+            const auto k = quant::matmul_kernel(weight, 1, 32, isa);
+            for (size_t i = 0; i < blocks.size(); ++i) {
+                std::vector<uint8_t> want(64), got(64);
+                ref->quantize(blocks[i].data(), want.data(), 32);
+                k->quantize(blocks[i].data(), got.data(), 32);
+                ASSERT_EQ(want, got) << quant::isa_name(isa) << " " << quant::traits(act).name << " block " << i;
+            }
+        }
+    }
+}
+
 TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
     const Type type = GetParam();
     const auto k = quant::matmul_kernel(type, 1, 256);

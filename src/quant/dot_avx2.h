@@ -1,4 +1,5 @@
-// AVX2 + FMA versions of the reference dot products (see reference.h),
+// AVX2 + FMA versions of the reference dot products and activation
+// quantizers (see reference.h),
 // available when the build targets x86-64-v3.
 #pragma once
 
@@ -20,6 +21,9 @@ float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a);
 float dot_q4_K_q8_K_rows8_tokens4(size_t n, const void* w, const void* a);
 float dot_q5_K_q8_K(size_t n, const void* w, const void* a);
 float dot_q6_K_q8_K(size_t n, const void* w, const void* a);
+// Activation quantizers (quantize_act_avx2.cpp), bit-identical to ref::'s.
+void quantize_row_q8_0(const float* x, void* dst, size_t n);
+void quantize_row_q8_1(const float* x, void* dst, size_t n);
 #else
 inline constexpr bool kAvailable = false;
 #endif

@@ -92,6 +92,8 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
             case Type::Q6_K: k->dot = avx2::dot_q6_K_q8_K; break;
             default: break;
         }
+        if (k->quantize == ref::quantize_row_q8_0) k->quantize = avx2::quantize_row_q8_0;
+        if (k->quantize == ref::quantize_row_q8_1) k->quantize = avx2::quantize_row_q8_1;
     }
 #endif
 #if defined(__wasm_simd128__)

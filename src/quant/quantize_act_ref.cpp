@@ -18,20 +18,29 @@ float abs_max(const float* x, size_t n) {
     return amax;
 }
 
-// v rounded to the nearest integer (ties to even), saturated to int8. NaN,
-// which only a broken model produces, gives -128 as x86's convert-and-pack
-// does; converting it (or an out-of-range value) to an integer type is
-// undefined. Values in range round exactly as before.
+// v rounded to the nearest integer (ties to even), saturated to int8; NaN,
+// which only a broken model produces, gives -128. (Converting NaN or an
+// out-of-range value to an integer type directly would be undefined.)
 int8_t round_to_int8(float v) {
     if (!(v >= -128.0f && v <= 127.0f)) return v > 0.0f ? int8_t(127) : int8_t(-128);
     return int8_t(std::nearbyint(v));
+}
+
+// v as x86's round, convert and saturating pack make it (llama.cpp's AVX
+// Q8_0/Q8_1 quantizers): beyond int32 range, infinite or NaN gives the
+// "integer indefinite" INT32_MIN, hence -128 -- also for +inf, which a block
+// of subnormal activations produces (127 / amax overflows).
+int8_t x86_round_to_int8(float v) {
+    if (!(v >= -2147483648.0f && v < 2147483648.0f)) return int8_t(-128);
+    const float r = std::nearbyint(v);
+    return r > 127.0f ? int8_t(127) : r < -128.0f ? int8_t(-128) : int8_t(r);
 }
 
 // One block of 32 to int8 codes with scale d = amax / 127 (returned).
 float quantize_block_q8(const float* x, int8_t* qs) {
     const float amax = abs_max(x, kQK32);
     const float id = (amax != 0.0f) ? 127.0f / amax : 0.0f;
-    for (size_t j = 0; j < kQK32; ++j) qs[j] = round_to_int8(x[j] * id);
+    for (size_t j = 0; j < kQK32; ++j) qs[j] = x86_round_to_int8(x[j] * id);
     return amax / 127.0f;
 }
 
