@@ -49,6 +49,12 @@ fuzz:
 	@scripts/install-deps native
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz
 
+# Speed next to llama.cpp (native) and wllama (in Chromium) and against the
+# decode roofline: prints a table, writes bench/RESULTS.md (bench/run).
+.PHONY: bench
+bench: native web
+	@bench/run
+
 golden: native
 	scripts/make-golden Q4_1
 	scripts/make-golden Q4_K_M

@@ -1,0 +1,204 @@
+// The browser half of `make bench`: smolinfer's WebAssembly builds and
+// @wllama/wllama in headless Chromium (Debian's, driven by playwright-core),
+// on the same model files, the same prompts (exactly P tokens, see
+// prompts.mjs), the same number of generated tokens and threads. Each
+// engine reports its own timings (page/bench.js); the counts each engine
+// reports are checked against the benchmark's.
+//
+// The pages are served by the demo server, web/serve.mjs, from a site put
+// together in build/bench/site: the smolinfer site (build/web/site), the
+// benchmark page at /bench/ and wllama's ES module and wasm at /wllama/,
+// with the model files under /models/.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+import { makePrompts } from "./prompts.mjs";
+import { median } from "./stats.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync"];
+
+function link(target, at) {
+  if (!fs.existsSync(target)) throw new Error(`missing ${path.relative(repo, target)}`);
+  fs.symlinkSync(target, at);
+}
+
+/** build/bench/site and build/bench/models, as symbolic links. */
+function assembleSite(models) {
+  const root = path.join(repo, "build", "bench");
+  const site = path.join(root, "site");
+  const modelDir = path.join(root, "models");
+  fs.rmSync(site, { recursive: true, force: true });
+  fs.rmSync(modelDir, { recursive: true, force: true });
+  fs.mkdirSync(site, { recursive: true });
+  fs.mkdirSync(modelDir, { recursive: true });
+  const webSite = path.join(repo, "build", "web", "site");
+  if (!fs.existsSync(path.join(webSite, "smolinfer.js"))) throw new Error("no build/web/site/smolinfer.js (make web)");
+  for (const f of fs.readdirSync(webSite)) link(path.join(webSite, f), path.join(site, f));
+  link(path.join(here, "page"), path.join(site, "bench"));
+  link(path.join(here, "node_modules", "@wllama", "wllama", "esm"), path.join(site, "wllama"));
+  for (const m of models) {
+    const at = path.join(modelDir, path.basename(m.file));
+    if (fs.existsSync(at)) throw new Error(`two models named ${path.basename(m.file)}`);
+    link(path.resolve(m.file), at);
+  }
+  return { site, modelDir };
+}
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startServer(models) {
+  const { site, modelDir } = assembleSite(models);
+  const port = await freePort();
+  const server = spawn(process.execPath, [path.join(repo, "web", "serve.mjs"), "--port", String(port), "--site", site,
+    "--models", modelDir], { stdio: ["ignore", "ignore", "inherit"] });
+  let exited = null;
+  server.once("exit", (code, signal) => (exited = code ?? signal));
+  const origin = `http://127.0.0.1:${port}`;
+  for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 200))) {
+    if (exited !== null) throw new Error(`web/serve.mjs exited (${exited})`);
+    try {
+      if ((await fetch(`${origin}/bench/index.html`)).ok) return { server, origin };
+    } catch {
+      // not listening yet
+    }
+  }
+  server.kill();
+  throw new Error("web/serve.mjs did not answer within 60 s");
+}
+
+// How long each phase the page reports (page/bench.js) may take before the
+// case fails: generous for a slow, busy machine, short enough that an
+// engine that hangs costs minutes, not the whole run.
+const phaseLimitSeconds = { page: 60, load: 300, warmup: 300, run: 1200 };
+
+/** One (model, engine, threads) case in a fresh page; the engine's result or { error }. */
+async function runCase(context, origin, model, c, maxTokens) {
+  // smolinfer at one thread: its single-threaded build, which a page that is
+  // not cross-origin isolated gets. Everything else runs isolated.
+  const isolated = !(c.engine === "smolinfer" && c.threads === 1);
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
+  let current = { name: "page", detail: "", since: Date.now() };
+  await page.exposeFunction("benchPhase", (name, detail) => {
+    current = { name, detail, since: Date.now() };
+  });
+  let timer;
+  try {
+    await page.goto(`${origin}/bench/index.html${isolated ? "" : "?isolation=off"}`);
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: phaseLimitSeconds.page * 1000 });
+    const args = {
+      modelUrl: `/models/${encodeURIComponent(path.basename(model.file))}`,
+      threads: c.threads,
+      warmup: model.warmup,
+      prompts: model.prompts,
+      maxTokens,
+      flashAttention: c.flashAttention ?? false,
+    };
+    const timeout = new Promise((_, reject) => {
+      timer = setInterval(() => {
+        const limit = phaseLimitSeconds[current.name] ?? phaseLimitSeconds.run;
+        if (Date.now() - current.since > limit * 1000) {
+          reject(new Error(`stalled: no progress for ${limit} s at "${current.name}${current.detail ? ` ${current.detail}` : ""}"`));
+        }
+      }, 1000);
+    });
+    const work = page.evaluate(({ engine, args }) => window.bench[engine](args), { engine: c.engine, args });
+    work.catch(() => {}); // after a stall it rejects when the page closes
+    return await Promise.race([work, timeout]);
+  } catch (e) {
+    const detail = pageErrors.length ? ` (page: ${pageErrors.slice(-3).join(" | ")})` : "";
+    return { error: `${e.message.split("\n")[0]}${detail}` };
+  } finally {
+    clearInterval(timer);
+    await page.close().catch(() => {});
+  }
+}
+
+/** Every count an engine reported that is not the benchmark's. */
+function countProblems(out, c, config) {
+  const problems = [];
+  for (const [i, run] of out.runs.entries()) {
+    if (run.promptTokens !== config.prompt) problems.push(`run ${i + 1}: ${run.promptTokens} prompt tokens`);
+    if (run.reusedTokens) problems.push(`run ${i + 1}: ${run.reusedTokens} prompt tokens reused from the cache`);
+    if (run.generatedTokens !== config.gen) problems.push(`run ${i + 1}: ${run.generatedTokens} generated tokens`);
+    if (!(run.prefillTps > 0) || !(run.decodeTps > 0)) problems.push(`run ${i + 1}: no timings`);
+  }
+  if (out.threads !== c.threads) problems.push(`ran ${out.threads} threads, not ${c.threads}`);
+  return problems;
+}
+
+/** Fills results.browser (rows) and results.errors. */
+export async function runBrowserPart(config, results, log) {
+  if (!fs.existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath} (set CHROMIUM)`);
+  const models = config.models.map((m) => {
+    const prompts = makePrompts(config.smolinfer, m.file, config.browserReps + 1, config.prompt);
+    return { ...m, warmup: prompts[0], prompts: prompts.slice(1) };
+  });
+  const cases = config.threads.flatMap((threads) => [
+    { engine: "smolinfer", name: "smolinfer", threads },
+    { engine: "wllama", name: "wllama fa=off", threads, flashAttention: false },
+    ...(config.wllamaFaAuto ? [{ engine: "wllama", name: "wllama fa=auto", threads, flashAttention: true }] : []),
+  ]);
+  const { server, origin } = await startServer(models);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-bench-chromium-"));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs });
+    results.chromium = context.browser()?.version() ?? "";
+    for (const model of models) {
+      for (const c of cases) {
+        const where = `browser ${model.key} t=${c.threads}`;
+        const out = await runCase(context, origin, model, c, config.gen);
+        if (out.error) {
+          results.errors.push(`${where} ${c.name}: ${out.error}`);
+          log(`[${where}] ${c.name}: ERROR ${out.error}`);
+          continue;
+        }
+        const problems = countProblems(out, c, config);
+        // Seconds the engine's own timings account for, per run, over the wall time of the call.
+        const timed = out.runs.map((r) => (config.prompt / r.prefillTps + (config.gen - 1) / r.decodeTps) / r.wallSeconds);
+        const row = {
+          model: model.key,
+          threads: c.threads,
+          engine: c.name,
+          build: out.build,
+          pp: median(out.runs.map((r) => r.prefillTps)),
+          tg: median(out.runs.map((r) => r.decodeTps)),
+          wallSeconds: median(out.runs.map((r) => r.wallSeconds)),
+          timedFraction: median(timed),
+          loadSeconds: out.loadSeconds,
+          runs: out.runs,
+          problems,
+        };
+        results.browser.push(row);
+        if (problems.length) results.errors.push(`${where} ${c.name}: counts differ from the benchmark's: ${problems.join("; ")}`);
+        log(`[${where}] ${c.name} (${out.build} build): pp${config.prompt} ${row.pp.toFixed(1)}  tg${config.gen} ${row.tg.toFixed(1)} tok/s` +
+          `, ${row.wallSeconds.toFixed(1)} s per run${problems.length ? `  COUNTS DIFFER: ${problems.join("; ")}` : ""}`);
+      }
+    }
+  } finally {
+    await context?.close().catch(() => {});
+    server.kill();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,79 @@
+// The native half of `make bench`: `smolinfer bench --json` and llama.cpp's
+// llama-bench on the same file, the same token counts and threads. Both
+// measure the same way: pp = one batch of P tokens from an empty cache,
+// tg = G tokens one at a time from an empty cache (no sampling), each run
+// timed by the engine itself; the median of R runs.
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+
+import { median } from "./stats.mjs";
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.error) throw new Error(`${path.basename(cmd)}: ${r.error.message}`);
+  if (r.status !== 0) {
+    const why = (r.stderr || "").trim().split("\n").slice(-3).join(" | ");
+    throw new Error(`${path.basename(cmd)} ${args.join(" ")} failed (exit ${r.status ?? r.signal}): ${why}`);
+  }
+  return r.stdout;
+}
+
+function smolinfer(cli, model, { prompt, gen, threads, reps }) {
+  const out = run(cli, ["bench", "-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
+    "-r", String(reps), "--json"]);
+  const j = JSON.parse(out.trim().split("\n").at(-1));
+  if (j.threads !== threads) throw new Error(`smolinfer bench ran ${j.threads} threads, not ${threads}`);
+  return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs };
+}
+
+// Flash attention off (-fa off, i.e. -fa 0: smolinfer's exact mode and the
+// golden files' setting) and auto (llama.cpp's default), in one invocation.
+function llamaBench(bin, model, { prompt, gen, threads, reps }) {
+  const entries = JSON.parse(run(bin, ["-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
+    "-r", String(reps), "-fa", "off,auto", "-o", "json"]));
+  const out = { commit: entries[0]?.build_commit ?? "", modelSize: entries[0]?.model_size, fa: {} };
+  for (const e of entries) {
+    if (e.n_threads !== threads) throw new Error(`llama-bench ran ${e.n_threads} threads, not ${threads}`);
+    const fa = e.flash_attn === 0 || e.flash_attn === false ? "off" : "auto";
+    const test = e.n_gen > 0 ? "tg" : "pp";
+    const runs = e.samples_ts ?? [e.avg_ts];
+    out.fa[fa] ??= {};
+    out.fa[fa][test] = median(runs);
+    out.fa[fa][`${test}Runs`] = runs;
+  }
+  for (const fa of ["off", "auto"]) {
+    if (!out.fa[fa]?.pp || !out.fa[fa]?.tg) throw new Error(`llama-bench printed no pp/tg result for -fa ${fa}`);
+  }
+  return out;
+}
+
+/** Fills results.native (rows) and results.errors; records llama.cpp's commit and model sizes. */
+export function runNative(config, results, log) {
+  const counts = { prompt: config.prompt, gen: config.gen, reps: config.nativeReps };
+  const show = (r) => `pp${config.prompt} ${r.pp.toFixed(1)}  tg${config.gen} ${r.tg.toFixed(1)} tok/s`;
+  for (const m of config.models) {
+    for (const threads of config.threads) {
+      const where = `native ${m.key} t=${threads}`;
+      try {
+        const ours = smolinfer(config.smolinfer, m.file, { ...counts, threads });
+        results.native.push({ model: m.key, threads, engine: "smolinfer", ...ours });
+        log(`[${where}] smolinfer: ${show(ours)}`);
+      } catch (e) {
+        results.errors.push(`${where} smolinfer: ${e.message}`);
+        log(`[${where}] smolinfer: ERROR ${e.message}`);
+      }
+      try {
+        const theirs = llamaBench(config.llamaBench, m.file, { ...counts, threads });
+        results.llamaCommit = theirs.commit;
+        results.llamaModelSize[m.key] = theirs.modelSize;
+        for (const [fa, r] of Object.entries(theirs.fa)) {
+          results.native.push({ model: m.key, threads, engine: `llama.cpp fa=${fa}`, ...r });
+          log(`[${where}] llama.cpp -fa ${fa}: ${show(r)}`);
+        }
+      } catch (e) {
+        results.errors.push(`${where} llama-bench: ${e.message}`);
+        log(`[${where}] llama-bench: ERROR ${e.message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,198 @@
+// The benchmark's report (bench/RESULTS.md and the table `make bench` prints):
+// tokens/s side by side, ratios smolinfer / the other engine, the targets
+// of the speed issue and whether each is met, the roofline, any problem of
+// the run, and the machine.
+import fs from "node:fs";
+import path from "node:path";
+
+import { rooflineTps } from "./roofline.mjs";
+
+const fmt = (x) => (Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x.toFixed(1)) : "—");
+const ratio = (a, b) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(2)}x` : "—");
+const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : "—");
+const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
+const busy = (load) => Number(load.split(" ")[0]) > 0.5;
+
+// The targets, as (measured value, bar): decode and prefill against llama.cpp
+// -fa off natively and against wllama -fa off in the browser, and the share
+// of the decode roofline natively.
+function targets(config, results) {
+  const find = (table, model, t, engine) => table.find((r) => r.model === model && r.threads === t && r.engine === engine);
+  const out = [];
+  for (const { key } of config.models) {
+    for (const t of config.threads) {
+      if (config.parts.has("native")) {
+        const o = find(results.native, key, t, "smolinfer");
+        const l = find(results.native, key, t, "llama.cpp fa=off");
+        const want = t === 1 ? 1.3 : 2;
+        out.push({ what: `${key} native decode, ${t} thread(s), vs llama.cpp -fa off`, bar: want, got: o?.tg / l?.tg });
+        out.push({ what: `${key} native prefill, ${t} thread(s), vs llama.cpp -fa off`, bar: 1, got: o?.pp / l?.pp });
+        if (config.parts.has("roofline")) {
+          const roof = rooflineTps(results.roofline, key, t, "native");
+          out.push({ what: `${key} native decode, ${t} thread(s), share of the roofline`, bar: 0.6, got: o?.tg / roof, share: true });
+        }
+      }
+      if (config.parts.has("browser")) {
+        const o = find(results.browser, key, t, "smolinfer");
+        const w = find(results.browser, key, t, "wllama fa=off");
+        const bad = Boolean(o?.problems.length || w?.problems.length);
+        out.push({ what: `${key} browser decode, ${t} thread(s), vs wllama`, bar: 4, got: bad ? NaN : o?.tg / w?.tg });
+        out.push({ what: `${key} browser prefill, ${t} thread(s), vs wllama`, bar: 3, got: bad ? NaN : o?.pp / w?.pp });
+      }
+    }
+  }
+  return out;
+}
+
+export function report(config, results, m) {
+  const P = config.prompt;
+  const G = config.gen;
+  const lines = [];
+  const L = (s = "") => lines.push(s);
+  const find = (table, model, t, engine) => table.find((r) => r.model === model && r.threads === t && r.engine === engine);
+  const roof = results.roofline;
+
+  L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
+  L();
+  const skipped = ["native", "browser", "roofline"].filter((p) => !config.parts.has(p));
+  if (skipped.length) {
+    L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
+    L();
+  }
+  if (results.errors.length) {
+    L(`**INCOMPLETE: ${results.errors.length} problem(s) in this run (listed under "Problems"); "—" marks what was not measured.**`);
+    L();
+  }
+  L(`Written by \`make bench\` (bench/run) on ${m.date}. Load average at start ${m.loadStart}, at end ${m.loadEnd} (${m.cores} cores)` +
+    `${busy(m.loadStart) || busy(m.loadEnd) ? ": **the machine was busy, these numbers are noisy**" : ""}.`);
+  L();
+  const reps = [
+    ...(config.parts.has("native") ? [`${config.nativeReps} run(s) natively`] : []),
+    ...(config.parts.has("browser") ? [`${config.browserReps} in the browser`] : []),
+  ];
+  L(`Prefill (pp${P}): a batch of ${P} tokens. Decode (tg${G}): ${G} tokens one at a time. Tokens/s` +
+    `${reps.length ? `, the median of ${reps.join(" and ")}` : ""}, each engine timing itself. Ratios are smolinfer / the other engine.`);
+  L();
+
+  const goals = targets(config, results);
+  if (goals.length) {
+    L(`## Targets`);
+    L();
+    L(`| target | wanted | measured | met |`);
+    L(`|---|---|---|---|`);
+    for (const g of goals) {
+      const shown = Number.isFinite(g.got) ? (g.share ? pct(g.got) : `${g.got.toFixed(2)}x`) : "—";
+      const met = Number.isFinite(g.got) ? (g.got >= g.bar ? "yes" : "no") : "not measured";
+      L(`| ${g.what} | ≥ ${g.share ? pct(g.bar) : `${g.bar.toFixed(1)}x`} | ${shown} | ${met} |`);
+    }
+    L();
+  }
+
+  if (config.parts.has("native")) {
+    L(`## Native: \`smolinfer bench\` vs llama.cpp's \`llama-bench\``);
+    L();
+    L(`Both: pp from an empty cache, tg from an empty cache without sampling, the same file and threads.` +
+      ` llama-bench ${results.llamaCommit ? `(llama.cpp ${results.llamaCommit}, the source node-llama-cpp@${m.nodeLlamaCpp || "?"} ships)` : ""}` +
+      ` with \`-fa off\` (= \`-fa 0\`: flash attention off, smolinfer's exact mode and the golden files' setting; the targets use it)` +
+      ` and \`-fa auto\` (llama-bench's default).`);
+    L();
+    L(`| model | threads | test | smolinfer | llama.cpp -fa off | ratio | llama.cpp -fa auto | ratio | share of roofline: smolinfer / llama.cpp -fa off |`);
+    L(`|---|---|---|---|---|---|---|---|---|`);
+    for (const { key } of config.models) {
+      for (const t of config.threads) {
+        const ours = find(results.native, key, t, "smolinfer");
+        const off = find(results.native, key, t, "llama.cpp fa=off");
+        const auto = find(results.native, key, t, "llama.cpp fa=auto");
+        for (const test of ["pp", "tg"]) {
+          const r = test === "tg" ? rooflineTps(roof, key, t, "native") : NaN;
+          const share = Number.isFinite(r) ? `${pct(ours?.tg / r)} / ${pct(off?.tg / r)}` : "";
+          L(`| ${key} | ${t} | ${test}${test === "pp" ? P : G} | ${fmt(ours?.[test])} | ${fmt(off?.[test])} | ${ratio(ours?.[test], off?.[test])}` +
+            ` | ${fmt(auto?.[test])} | ${ratio(ours?.[test], auto?.[test])} | ${share} |`);
+        }
+      }
+    }
+    L();
+  }
+
+  if (config.parts.has("browser")) {
+    const others = ["wllama fa=off", ...(config.wllamaFaAuto ? ["wllama fa=auto"] : [])];
+    L(`## Browser: smolinfer (WebAssembly) vs @wllama/wllama ${m.wllama}, headless Chromium ${results.chromium}`);
+    L();
+    L(`The same ${P}-token prompts (a different first token each run, so nothing is reused from a cache), then ${G} tokens generated` +
+      ` greedily with end-of-generation ignored; one untimed warm-up generation first. smolinfer runs its single-threaded build at` +
+      ` 1 thread (a page that is not cross-origin isolated) and its multi-threaded build at more; wllama runs on an isolated page with` +
+      ` n_threads set, CPU only, flash attention off${config.wllamaFaAuto ? " (and auto)" : ""}. Timings: smolinfer's \`engine.stats()\`;` +
+      ` wllama's completion \`timings\` (llama-server's), decode as (predicted_n − 1) / predicted_ms, the forward passes smolinfer counts.` +
+      ` "timed / wall": the share of each call's wall time (streaming to the page included) that the engine's own timings cover.`);
+    L();
+    L(`| model | threads | test | smolinfer (build) | ${others.map((e) => `${e.replace("fa=", "-fa ")} (build) | ratio`).join(" | ")}` +
+      ` | share of roofline: smolinfer / wllama | timed / wall: smolinfer / wllama |`);
+    L(`|---|---|---|---|${others.map(() => "---|---|").join("")}---|---|`);
+    const cell = (r, test) => (r ? `${fmt(r[test])} (${r.build})${r.problems.length ? " (counts differ!)" : ""}` : "—");
+    for (const { key } of config.models) {
+      for (const t of config.threads) {
+        const ours = find(results.browser, key, t, "smolinfer");
+        const w = find(results.browser, key, t, "wllama fa=off");
+        for (const test of ["pp", "tg"]) {
+          const cells = others.map((e) => {
+            const theirs = find(results.browser, key, t, e);
+            return `${cell(theirs, test)} | ${ratio(ours?.[test], theirs?.[test])}`;
+          });
+          const r = test === "tg" ? rooflineTps(roof, key, t, "browser") : NaN;
+          const share = Number.isFinite(r) ? `${pct(ours?.tg / r)} / ${pct(w?.tg / r)}` : "";
+          const timed = test === "tg" ? `${pct(ours?.timedFraction)} / ${pct(w?.timedFraction)}` : "";
+          L(`| ${key} | ${t} | ${test}${test === "pp" ? P : G} | ${cell(ours, test)} | ${cells.join(" | ")} | ${share} | ${timed} |`);
+        }
+      }
+    }
+    L();
+  }
+
+  if (roof) {
+    L(`## Roofline for decoding`);
+    L();
+    L(`Read bandwidth ${config.threads.map((t) => `${fmt(roof.bandwidth[t])} GB/s with ${t} thread(s)`).join(", ")}` +
+      ` (bench/bandwidth.cpp: a SIMD sum over 1 GiB, best of ${roof.reps}). Bytes per decoded token: every tensor once` +
+      ` (the tied token embedding is the output matrix) plus the f16 K and V cache of the positions attended on average` +
+      ` (native: from an empty cache; browser: after the ${P}-token prompt; cache padding not counted). Roofline = bandwidth with` +
+      ` the run's threads / bytes per token: no engine can decode faster; an engine's share = its decode tokens/s / roofline.`);
+    L();
+    L(`| model | tensor bytes | llama-bench model_size | KV bytes/position | bytes/token native | bytes/token browser |` +
+      ` ${config.threads.map((t) => `roofline ${t}T native / browser`).join(" | ")} |`);
+    L(`|---|---|---|---|---|---|${config.threads.map(() => "---|").join("")}`);
+    for (const { key } of config.models) {
+      const b = roof.bytes[key];
+      const size = results.llamaModelSize[key];
+      const roofs = config.threads.map((t) => `${fmt(rooflineTps(roof, key, t, "native"))} / ${fmt(rooflineTps(roof, key, t, "browser"))} tok/s`);
+      L(`| ${key} | ${mb(b.tensorBytes)} | ${size ? `${mb(size)}${size === b.tensorBytes ? " (same)" : " (DIFFERS)"}` : "—"} | ${b.native.kvPerPosition} B` +
+        ` | ${mb(b.native.total)} | ${mb(b.browser.total)} | ${roofs.join(" | ")} |`);
+    }
+    L();
+  }
+
+  if (results.errors.length) {
+    L(`## Problems`);
+    L();
+    for (const e of results.errors) L(`- ${e}`);
+    L();
+  }
+
+  L(`## Machine`);
+  L();
+  L(`| | |`);
+  L(`|---|---|`);
+  L(`| CPU | ${m.cpu}, ${m.cores} logical cores (${m.threadsPerCore || "?"} per core), L3 ${m.l3 || "?"}${m.hypervisor ? `, virtual machine (${m.hypervisor})` : ""} |`);
+  L(`| CPU flags | ${m.flags.join(" ")} |`);
+  L(`| memory | ${m.memory} |`);
+  L(`| OS | ${m.os} |`);
+  L(`| load average | when bench/run started ${m.loadInvoked || "?"}; when measuring began ${m.loadStart}; at the end ${m.loadEnd} |`);
+  L(`| smolinfer | ${m.smolinfer}; native built with ${m.compiler || "?"}; WebAssembly with Emscripten ${m.emcc || "?"} |`);
+  if (config.parts.has("native")) L(`| llama.cpp | ${results.llamaCommit || "?"} (node-llama-cpp ${m.nodeLlamaCpp || "?"}'s source), ${m.llamaBuild || "?"} |`);
+  if (config.parts.has("browser")) L(`| browser | Chromium ${results.chromium || "?"} (headless), @wllama/wllama ${m.wllama || "?"} |`);
+  L(`| node | ${m.node} |`);
+  L(`| models | ${config.models.map((x) => `${x.key}: ${path.basename(x.file)} (${(fs.statSync(x.file).size / 1e6).toFixed(1)} MB)`).join("; ")} |`);
+  L(`| settings | prompt ${P}, generate ${G}, threads ${config.threads.join(",")}, repetitions ${config.nativeReps} native / ${config.browserReps} browser, parts ${[...config.parts].join(",")} |`);
+  L(`| duration | ${m.minutes} min (${Object.entries(m.partMinutes).map(([p, t]) => `${p} ${t}`).join(", ")}) |`);
+  L();
+  return lines.join("\n");
+}
