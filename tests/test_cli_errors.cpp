@@ -4,26 +4,18 @@
 // allocation driven by a crafted file fails loudly instead of passing.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "quant/types.h"
+#include "support/cli_runner.h"
 #include "support/crafted_gguf.h"
 #include "support/paths.h"
 #include "support/tiny_model.h"
 
-extern char** environ;
 
 namespace smolinfer {
 namespace {
@@ -31,89 +23,9 @@ namespace {
 using namespace test::crafted;
 using gguf::ValueType;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressLimit = false;  // AddressSanitizer reserves terabytes of address space
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressLimit = false;
-#else
-constexpr bool kAddressLimit = true;
-#endif
-#else
-constexpr bool kAddressLimit = true;
-#endif
-
-struct Result {
-    int exit_code = -1;  // -1: did not exit normally
-    int signal = 0;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string temp_dir() {
-    const auto dir = std::filesystem::temp_directory_path() / "smolinfer-tests";
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
-
-// Runs `smolinfer args...` under sh with a 1 GB address-space limit.
-Result run_cli(const std::vector<std::string>& args) {
-    static int counter = 0;
-    const std::string base = temp_dir() + "/" + std::to_string(::getpid()) + "-cli-" + std::to_string(counter++);
-    const std::string out_path = base + ".out", err_path = base + ".err";
-
-    // Under AddressSanitizer (which needs the address space) a single
-    // allocation over 1000 MB is an immediate report instead.
-    const char* script = kAddressLimit
-                             ? "ulimit -v 1000000 && exec \"$@\""
-                             : "ASAN_OPTIONS=max_allocation_size_mb=1000${ASAN_OPTIONS:+:$ASAN_OPTIONS} exec \"$@\"";
-    std::vector<std::string> argv_s = {"/bin/sh", "-c", script, "sh", test::cli_path()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, "/bin/sh", &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    Result r;
-    if (rc != 0) {
-        ADD_FAILURE() << "posix_spawn failed: " << rc;
-        return r;
-    }
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (;;) {
-        const pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            ADD_FAILURE() << "smolinfer did not finish within 60 s";
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    std::filesystem::remove(out_path);
-    std::filesystem::remove(err_path);
-    return r;
-}
+using Result = test::CliResult;
+using test::run_cli;
+std::string temp_dir() { return test::scratch_dir(); }
 
 std::string describe(const std::vector<std::string>& args, const Result& r) {
     std::string cmd = "smolinfer";

@@ -3,43 +3,26 @@
 // OUT or temporary file left behind.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "support/cli_runner.h"
 #include "support/paths.h"
 #include "support/small_tmpfs.h"
 #include "support/tiny_model.h"
 
-extern char** environ;
 
 namespace smolinfer {
 namespace {
 
-struct Result {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using Result = test::CliResult;
+using test::slurp;
 
 std::string listing(const std::string& dir) {
     std::vector<std::string> names;
@@ -76,42 +59,7 @@ protected:
     }
 
     Result run(const std::vector<std::string>& args) {
-        const std::string out_path = dir_ + "/.stdout", err_path = dir_ + "/.stderr";
-        std::vector<std::string> argv_s = {test::cli_path()};
-        argv_s.insert(argv_s.end(), args.begin(), args.end());
-        std::vector<char*> argv;
-        for (auto& a : argv_s) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        pid_t pid = 0;
-        Result r;
-        const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (rc != 0) {
-            ADD_FAILURE() << "posix_spawn failed: " << rc;
-            return r;
-        }
-        int status = 0;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (waitpid(pid, &status, WNOHANG) != pid) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                kill(pid, SIGKILL);
-                waitpid(pid, &status, 0);
-                ADD_FAILURE() << "smolinfer did not finish within 120 s";
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-        if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-        r.out = slurp(out_path);
-        r.err = slurp(err_path);
-        std::filesystem::remove(out_path);
-        std::filesystem::remove(err_path);
-        return r;
+        return test::run_cli(args, {.limit_memory = false, .timeout_seconds = 120});
     }
 
     // Exit 1, nothing on stdout, and the last stderr line is the only
