@@ -12,11 +12,14 @@ namespace {
 // token of the batch is multiplied with them.
 constexpr int kRowTile = 16;
 // Rows [r0, r1) of w times tokens [t0, t1): with the kernel's tile when it
-// has one, else a dot per (row, token).
+// has one and there are at least two tokens, else a dot per (row, token).
+// A tile unpacks a block's codes once for several tokens; for one token the
+// row-by-row dot, which streams each row's blocks in order, decoded 1.8x
+// faster on the development machine (zen4: 107 vs 60 tokens/s, make bench).
 void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, int t0, int t1, quant::DotFn dot,
               quant::TileFn tile, int cols, float* y) {
     if (t0 >= t1) return;
-    if (tile) {
+    if (tile && t1 - t0 >= 2) {
         const quant::Tile t{w.row(r0), w.row_bytes, r1 - r0, act + size_t(t0) * act_row, act_row, t1 - t0,
                             y + size_t(t0) * size_t(w.rows) + size_t(r0), size_t(w.rows)};
         tile(size_t(cols), t);

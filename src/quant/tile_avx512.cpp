@@ -234,45 +234,6 @@ void row_pair(size_t nb, const typename F::Block* w0, const typename F::Block* w
     }
 }
 
-// Eight weight rows times one token (the decode case), in 256-bit registers:
-// per block, one gather fetches the eight rows' scales (and minimums), one
-// multiply makes all eight d_w * d_a, one fused multiply-add advances all
-// eight minimum chains; each row then costs its code unpacking, one VPDPBUSD
-// and one fused multiply-add.
-template <class F>
-void rows8_token1(size_t nb, const uint8_t* w, size_t w_stride, const typename F::Act* act, const Prepared& p,
-                  float* res) {
-    using Block = typename F::Block;
-    __m256 acc[8];
-    for (auto& a : acc) a = _mm256_setzero_ps();
-    __m256 mins = _mm256_setzero_ps();
-    const __m256i row_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(int(w_stride)));
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
-    for (size_t i = 0; i < nb; ++i) {
-        const uint8_t* base = w + i * sizeof(Block);
-        const __m512 dm = _mm512_cvtph_ps(_mm256_i32gather_epi32(reinterpret_cast<const int*>(base), row_offsets, 1));
-        const __m256 wd = _mm512_castps512_ps256(_mm512_permutexvar_ps(even, dm));
-        const __m256 dd = _mm256_mul_ps(wd, _mm256_set1_ps(p.d[i * kMaxTokens]));
-        if constexpr (F::kMin) {
-            const __m256 wm = _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_add_epi32(even, _mm512_set1_epi32(1)), dm));
-            mins = _mm256_fmadd_ps(wm, _mm256_set1_ps(p.s[i * kMaxTokens]), mins);
-        }
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i].qs));
-        __m256i bias = _mm256_setzero_si256();
-        if constexpr (F::kBias != 0) bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.bias[i].v));
-        for (int r = 0; r < 8; ++r) {
-            const Block& b = *reinterpret_cast<const Block*>(base + size_t(r) * w_stride);
-            __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), F::codes(b), a);
-            if constexpr (F::kBias != 0) sums = _mm256_sub_epi32(sums, bias);
-            const __m256 d = _mm256_permutexvar_ps(_mm256_set1_epi32(r), dd);
-            acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sums), acc[r]);
-        }
-    }
-    alignas(32) float m[8];
-    _mm256_store_ps(m, mins);
-    for (int r = 0; r < 8; ++r) res[r] = hsum8(acc[r]) + m[r];
-}
-
 template <class F>
 void tile(size_t n, const Tile& tile) {
     using Block = typename F::Block;
@@ -284,16 +245,7 @@ void tile(size_t n, const Tile& tile) {
         prepare<F>(nb, tile, t0, T, p);
         const Act* act[kMaxTokens];
         for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
-        int r = 0;
-        if (T == 1) {
-            for (; r + 8 <= tile.rows; r += 8) {
-                float res[8];
-                rows8_token1<F>(nb, tile.w + size_t(r) * tile.w_stride, tile.w_stride, act[0], p, res);
-                float* out = tile.out + size_t(t0) * tile.out_stride + size_t(r);
-                for (int k = 0; k < 8; ++k) out[k] = res[k];
-            }
-        }
-        for (; r < tile.rows; r += 2) {
+        for (int r = 0; r < tile.rows; r += 2) {
             const bool pair = r + 1 < tile.rows;
             const auto* w0 = reinterpret_cast<const Block*>(tile.w + size_t(r) * tile.w_stride);
             const auto* w1 = pair ? reinterpret_cast<const Block*>(tile.w + size_t(r + 1) * tile.w_stride) : w0;
