@@ -23,7 +23,8 @@ function smolinfer(cli, model, { prompt, gen, threads, reps }) {
     "-r", String(reps), "--json"]);
   const j = JSON.parse(out.trim().split("\n").at(-1));
   if (j.threads !== threads) throw new Error(`smolinfer bench ran ${j.threads} threads, not ${threads}`);
-  return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs };
+  return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs,
+    peakRss: j.peak_rss_bytes };
 }
 
 // Flash attention off (-fa off, i.e. -fa 0: smolinfer's exact mode and the

@@ -1,6 +1,8 @@
 // smolinfer bench: prefill and decode speed, as llama-bench measures them
 // (pp: a batch of p tokens from an empty cache; tg: n tokens one at a time
 // from an empty cache), median of r repetitions.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -65,6 +67,11 @@ int run(const BenchFlags& f) {
             tg.push_back(f.n_gen / secs(t0));
         }
     }
+    // Peak resident memory: the weight pages touched (file-backed, shared)
+    // plus the KV cache and scratch.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const uint64_t peak_rss = uint64_t(usage.ru_maxrss) * 1024;
     const double pp_tps = pp.empty() ? 0 : median(pp);
     const double tg_tps = tg.empty() ? 0 : median(tg);
     if (f.json) {
@@ -78,12 +85,16 @@ int run(const BenchFlags& f) {
         j["reps"] = f.reps;
         j["prefill_tps_runs"] = pp;
         j["decode_tps_runs"] = tg;
+        j["peak_rss_bytes"] = peak_rss;
+        j["state_bytes"] = session->memory_bytes();
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model: %s (%s)\nthreads: %d\n", f.model.model.c_str(), session->info().weight_types.c_str(),
                     session->threads());
         if (f.n_prompt > 0) std::printf("pp%d: %.1f tok/s (median of %d)\n", f.n_prompt, pp_tps, f.reps);
         if (f.n_gen > 0) std::printf("tg%d: %.1f tok/s (median of %d)\n", f.n_gen, tg_tps, f.reps);
+        std::printf("peak RSS: %.1f MiB (KV cache and scratch %.1f MiB; weights mapped from the file)\n",
+                    double(peak_rss) / (1 << 20), double(session->memory_bytes()) / (1 << 20));
     }
     return 0;
 }
