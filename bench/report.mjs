@@ -64,7 +64,9 @@ export function report(config, results, m) {
     L();
   }
   L(`Written by \`make bench\` (bench/run) on ${m.date}. Load average at start ${m.loadStart}, at end ${m.loadEnd} (${m.cores} cores)` +
-    `${busy(m.loadStart) || busy(m.loadEnd) ? ": **the machine was busy, these numbers are noisy**" : ""}.`);
+    // Only the load before measuring tells of other work: at the end the
+    // 1-minute average mostly counts the benchmark's own 2-thread runs.
+    `${busy(m.loadStart) ? ": **the machine was busy, these numbers are noisy**" : ""}.`);
   L();
   const reps = [
     ...(config.parts.has("native") ? [`${config.nativeReps} run(s) natively`] : []),
