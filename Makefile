@@ -7,8 +7,8 @@
 PRESET ?= release
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
-# Debian's Emscripten finds its JavaScript dependencies through NODE_PATH.
-EMENV := NODE_PATH=/usr/share/nodejs
+# Debian's Emscripten driving clang-19 and a current wasm-opt (scripts/wasm-env).
+EMENV := scripts/wasm-env
 
 .PHONY: deps native asan wasm web model test serve golden fuzz clean
 

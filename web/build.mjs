@@ -19,13 +19,17 @@ for (const config of ["tsconfig.json", "tsconfig.worker.json"]) {
 }
 for (const file of ["index.html", "style.css"]) fs.copyFileSync(path.join(here, "demo", file), path.join(site, file));
 
+// Four engines: one-threaded or pthreads, each as plain SIMD128
+// (smolinfer-st.*) and relaxed SIMD (smolinfer-st-relaxed.*).
 for (const build of ["st", "mt"]) {
   const dir = path.join(root, "build", `wasm-${build}`, "wasm");
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(`smolinfer-${build}.`)) : [];
-  if (!files.some((f) => f.endsWith(".wasm"))) {
-    console.error(`build.mjs: ${dir} has no smolinfer-${build}.wasm; run 'make web' (it builds the WebAssembly first)`);
-    process.exit(1);
+  for (const engine of [`smolinfer-${build}`, `smolinfer-${build}-relaxed`]) {
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(`${engine}.`)) : [];
+    if (!files.some((f) => f.endsWith(".wasm"))) {
+      console.error(`build.mjs: ${dir} has no ${engine}.wasm; run 'make web' (it builds the WebAssembly first)`);
+      process.exit(1);
+    }
+    for (const f of files) fs.copyFileSync(path.join(dir, f), path.join(site, "wasm", f));
   }
-  for (const f of files) fs.copyFileSync(path.join(dir, f), path.join(site, "wasm", f));
 }
 console.log(`site assembled in ${path.relative(root, site)}`);
