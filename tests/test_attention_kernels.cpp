@@ -34,13 +34,19 @@ void fill(KvCache& cache, int n_layer, int filled, std::mt19937& rng) {
     }
 }
 
+// The SIMD kernels this build and CPU have (AVX2 natively, SIMD128 in WebAssembly).
+const model::AttentionKernels* simd_kernels() {
+    if (const model::AttentionKernels* k = model::attention_kernels_avx2()) return k;
+    return model::attention_kernels_wasm();
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
-    const model::AttentionKernels* simd = model::attention_kernels_avx2();
-    if (simd == nullptr) GTEST_SKIP() << "no AVX2 on this CPU or build";
+    const model::AttentionKernels* simd = simd_kernels();
+    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
     const model::AttentionKernels& ref = model::attention_kernels_reference();
     std::mt19937 rng(3);
     for (const int head_dim : {64, 80, 128}) {
@@ -75,8 +81,8 @@ TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
 
 // The whole head (scores, softmax, weights, value sums) with either kernel set.
 TEST(AttentionKernels, WholeHeadIsTheSameWithEitherKernels) {
-    const model::AttentionKernels* simd = model::attention_kernels_avx2();
-    if (simd == nullptr) GTEST_SKIP() << "no AVX2 on this CPU or build";
+    const model::AttentionKernels* simd = simd_kernels();
+    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
     std::mt19937 rng(5);
     const model::AttentionShape shape{9, 3, 64};
     KvCache cache(1, 400, 192);

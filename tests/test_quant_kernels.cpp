@@ -27,6 +27,11 @@ std::vector<float> random_activations(size_t n, std::mt19937& rng) {
     return x;
 }
 
+// Every variant that computes llama.cpp's results bit for bit (those this
+// build and CPU lack are skipped). WasmRelaxed is exact where relaxed_madd
+// fuses, as on every machine these tests run on (test_exact_fma checks).
+constexpr quant::Isa kExactIsas[] = {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd, quant::Isa::WasmRelaxed};
+
 class Kernels : public ::testing::TestWithParam<Type> {};
 
 // Every dot a kernel has (one token; batches) for matrices llama.cpp does
@@ -44,7 +49,7 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
                 const auto x = random_activations(n, rng);
                 std::vector<uint8_t> a(n * 4 + 64);
                 ref->quantize(x.data(), a.data(), n);
-                for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+                for (const quant::Isa isa : kExactIsas) {
                     if (!quant::isa_available(isa)) continue;  // not on this CPU or build
                     const auto k = quant::matmul_kernel(type, rows, int(n), isa);
                     ASSERT_EQ(bool(k->dot_batched), bool(ref->dot_batched));
@@ -92,7 +97,7 @@ TEST(ActivationQuantizers, EveryIsaEqualsTheReferenceOnEdgeCases) {
     for (const Type act : {Type::Q8_0, Type::Q8_1}) {
         const Type weight = act == Type::Q8_0 ? Type::Q8_0 : Type::Q4_1;
         const auto ref = quant::matmul_kernel(weight, 1, 32, quant::Isa::Reference);
-        for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+        for (const quant::Isa isa : kExactIsas) {
             if (!quant::isa_available(isa)) continue;
             const auto k = quant::matmul_kernel(weight, 1, 32, isa);
             for (size_t i = 0; i < blocks.size(); ++i) {
@@ -137,7 +142,7 @@ TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
 TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
     const Type type = GetParam();
     std::mt19937 rng(13);
-    for (const quant::Isa isa : {quant::Isa::Avx2, quant::Isa::Avx512Vnni, quant::Isa::WasmSimd}) {
+    for (const quant::Isa isa : kExactIsas) {
         if (!quant::isa_available(isa)) continue;
         for (const int rows : {1, 2, 3, 8, 16}) {
             const size_t n = quant::traits(type).block_elems == 256 ? 512 : 576;
@@ -166,6 +171,44 @@ TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
                         }
                         for (size_t pad = size_t(rows); pad < stride; ++pad) ASSERT_EQ(out[size_t(t) * stride + pad], -1.0f);
                     }
+                }
+            }
+        }
+    }
+}
+
+// The fast WebAssembly SIMD128 kernels multiply, then add, where llama.cpp
+// fuses: not bit-identical, but every dot and tile stays within float
+// rounding of the reference (relative to the sum of the terms' magnitudes).
+TEST_P(Kernels, FastKernelsStayWithinRoundingOfTheReference) {
+    if (!quant::isa_available(quant::Isa::WasmSimdFast)) GTEST_SKIP() << "not a plain WebAssembly SIMD128 build";
+    const Type type = GetParam();
+    std::mt19937 rng(17);
+    for (const int rows : {1, 5, 8}) {
+        const size_t n = quant::traits(type).block_elems == 256 ? 1024 : 1536;
+        const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
+        const auto k = quant::matmul_kernel(type, rows, int(n), quant::Isa::WasmSimdFast);
+        const size_t wrow = quant::row_bytes(quant::traits(type), n);
+        const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
+        const int tokens = 3;
+        const auto w = test::random_blocks(type, n * size_t(rows), rng);
+        std::vector<uint8_t> a(arow * tokens);
+        for (int t = 0; t < tokens; ++t) ref->quantize(random_activations(n, rng).data(), a.data() + size_t(t) * arow, n);
+        std::vector<float> out(size_t(rows) * tokens);
+        if (k->tile) k->tile(n, quant::Tile{w.data(), wrow, rows, a.data(), arow, tokens, out.data(), size_t(rows)});
+        for (int t = 0; t < tokens; ++t) {
+            std::vector<float> af(n), wf(n);
+            quant::ref::dequantize_row(k->activation, a.data() + size_t(t) * arow, af.data(), n);
+            for (int r = 0; r < rows; ++r) {
+                const uint8_t* wr = w.data() + size_t(r) * wrow;
+                quant::ref::dequantize_row(type, wr, wf.data(), n);
+                double mag = 0;
+                for (size_t i = 0; i < n; ++i) mag += std::abs(double(wf[i]) * double(af[i]));
+                const float want = ref->dot(n, wr, a.data() + size_t(t) * arow);
+                const float got = k->dot(n, wr, a.data() + size_t(t) * arow);
+                EXPECT_NEAR(got, want, 1e-5 * mag) << "dot, rows=" << rows << " (" << r << ", " << t << ")";
+                if (k->tile) {
+                    EXPECT_NEAR(out[size_t(t) * size_t(rows) + size_t(r)], want, 1e-5 * mag) << "tile";
                 }
             }
         }

@@ -35,6 +35,11 @@ struct SessionOptions {
                          // More than the model's training context, or a KV cache this process
                          // cannot allocate: open_* throws smolinfer::Error naming the sizes.
     int batch = 64;      // prompt tokens evaluated per forward pass
+    // Compute bit for bit what llama.cpp computes. Only the plain SIMD128
+    // WebAssembly build has a choice: there, false multiplies then adds
+    // where llama.cpp fuses (several times faster, results differ in the
+    // last bits); every other build is exact at full speed.
+    bool exact = true;
 };
 
 struct ModelInfo {
@@ -132,6 +137,8 @@ public:
     int context() const;
     int batch() const;  // most tokens one evaluate(..., all_logits = true) takes
     size_t memory_bytes() const;  // KV cache and scratch (the weights stay in the file mapping)
+    // The matmul kernels in use ("avx2", "wasm-relaxed-simd", "wasm-simd128-fast", ...).
+    std::string kernels() const;
     // Non-empty when the chat template was not recognized and ChatML is used.
     const std::string& chat_template_warning() const;
     // Problems with the file that did not stop it from loading.

@@ -76,7 +76,9 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
     if (o.context < 0) throw Error("bad option: context must be >= 0");
     if (o.batch < 1 || o.batch > 4096) throw Error("bad option: batch must be in 1..4096");
     if (o.threads < 0 || o.threads > 256) throw Error("bad option: threads must be in 0..256");
-    auto model = model::LlamaModel::load(std::move(bytes));
+    quant::Isa isa = quant::best_isa();
+    if (!o.exact && isa == quant::Isa::WasmSimd) isa = quant::Isa::WasmSimdFast;
+    auto model = model::LlamaModel::load(std::move(bytes), isa);
     const int n_ctx_train = model->config().n_ctx_train;
     const int n_ctx = o.context > 0 ? o.context : std::min(kDefaultContext, n_ctx_train);
     if (n_ctx > n_ctx_train) {
@@ -125,6 +127,7 @@ int Session::threads() const { return impl_->pool.size(); }
 int Session::context() const { return impl_->forward.n_ctx(); }
 int Session::batch() const { return impl_->forward.max_batch(); }
 size_t Session::memory_bytes() const { return impl_->forward.memory_bytes(); }
+std::string Session::kernels() const { return std::string(quant::isa_name(impl_->model->isa())); }
 const std::string& Session::chat_template_warning() const { return impl_->chat_warning; }
 const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
 

@@ -33,8 +33,9 @@ struct AttentionKernels {
 };
 
 const AttentionKernels& attention_kernels_reference();
-// The AVX2 variant, or null when this build or CPU has none.
+// The AVX2 / WebAssembly SIMD128 variants, or null when this build or CPU has none.
 const AttentionKernels* attention_kernels_avx2();
+const AttentionKernels* attention_kernels_wasm();
 // The fastest available.
 const AttentionKernels& attention_kernels();
 

@@ -15,7 +15,7 @@ namespace {
 constexpr int kMaxHeadDim = 512;  // attention keeps one query head on the stack
 }
 
-std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes) {
+std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes, quant::Isa isa) {
     auto m = std::shared_ptr<LlamaModel>(new LlamaModel());
     m->bytes_ = std::move(bytes);
     m->file_ = gguf::File::parse(m->bytes_->bytes());
@@ -24,7 +24,8 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime
         throw Error("unsupported model: head size " + std::to_string(m->config_.head_dim) + " (at most " +
                     std::to_string(kMaxHeadDim) + ")");
     }
-    m->weights_ = LlamaWeights::bind(m->file_, m->config_);
+    m->weights_ = LlamaWeights::bind(m->file_, m->config_, isa);
+    m->isa_ = isa;
     return m;
 }
 

@@ -23,17 +23,21 @@ namespace smolinfer::model {
 class LlamaModel {
 public:
     // Parses and validates the file; throws smolinfer::Error on any problem.
-    static std::shared_ptr<const LlamaModel> load(std::shared_ptr<const runtime::FileBytes> bytes);
+    // Matrices get the kernels of `isa`.
+    static std::shared_ptr<const LlamaModel> load(std::shared_ptr<const runtime::FileBytes> bytes,
+                                                  quant::Isa isa = quant::best_isa());
 
     const gguf::File& file() const { return file_; }
     const LlamaConfig& config() const { return config_; }
     const LlamaWeights& weights() const { return weights_; }
+    quant::Isa isa() const { return isa_; }
 
 private:
     std::shared_ptr<const runtime::FileBytes> bytes_;
     gguf::File file_;
     LlamaConfig config_;
     LlamaWeights weights_;
+    quant::Isa isa_ = quant::Isa::Reference;
 };
 
 class Forward {

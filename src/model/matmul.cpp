@@ -15,11 +15,12 @@ constexpr int kRowTile = 16;
 // has one and there are at least two tokens, else a dot per (row, token).
 // A tile unpacks a block's codes once for several tokens; for one token the
 // row-by-row dot, which streams each row's blocks in order, decoded 1.8x
-// faster on the development machine (zen4: 107 vs 60 tokens/s, make bench).
+// faster natively with the AVX-512 tiles (zen4: 107 vs 60 tokens/s, make
+// bench); the WebAssembly tiles serve one token too (tile_min_tokens).
 void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, int t0, int t1, quant::DotFn dot,
               quant::TileFn tile, int cols, float* y) {
     if (t0 >= t1) return;
-    if (tile && t1 - t0 >= 2) {
+    if (tile && t1 - t0 >= w.kernel.tile_min_tokens) {
         const quant::Tile t{w.row(r0), w.row_bytes, r1 - r0, act + size_t(t0) * act_row, act_row, t1 - t0,
                             y + size_t(t0) * size_t(w.rows) + size_t(r0), size_t(w.rows)};
         tile(size_t(cols), t);

@@ -24,10 +24,10 @@ void check_shape(const gguf::TensorInfo& t, uint64_t ne0, uint64_t ne1) {
     }
 }
 
-Matrix bind_matrix(const gguf::File& file, const std::string& name, int cols, int rows) {
+Matrix bind_matrix(const gguf::File& file, const std::string& name, int cols, int rows, quant::Isa isa) {
     const gguf::TensorInfo& t = require(file, name);
     check_shape(t, uint64_t(cols), uint64_t(rows));
-    const auto kernel = quant::matmul_kernel(t.type(), rows, cols);
+    const auto kernel = quant::matmul_kernel(t.type(), rows, cols, isa);
     if (!kernel) {
         throw Error("tensor '" + name + "' has type " + std::string(t.traits.name) + ", which cannot be a weight matrix");
     }
@@ -55,15 +55,15 @@ std::vector<float> bind_vector(const gguf::File& file, const std::string& name, 
 
 }  // namespace
 
-LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c) {
+LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c, quant::Isa isa) {
     if (file.find_tensor("rope_freqs.weight") != nullptr) {
         throw Error("unsupported model: tensor 'rope_freqs.weight' (per-dimension RoPE frequencies)");
     }
     LlamaWeights w;
-    w.token_embd = bind_matrix(file, "token_embd.weight", c.n_embd, c.n_vocab);
+    w.token_embd = bind_matrix(file, "token_embd.weight", c.n_embd, c.n_vocab, isa);
     w.output_norm = bind_vector(file, "output_norm.weight", c.n_embd);
     if (file.find_tensor("output.weight") != nullptr) {
-        w.output = bind_matrix(file, "output.weight", c.n_embd, c.n_vocab);
+        w.output = bind_matrix(file, "output.weight", c.n_embd, c.n_vocab, isa);
     } else {
         w.output = w.token_embd;
         w.tied_output = true;
@@ -74,14 +74,14 @@ LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers.emplace_back();
         l.attn_norm = bind_vector(file, p + "attn_norm.weight", c.n_embd);
-        l.wq = bind_matrix(file, p + "attn_q.weight", c.n_embd, c.q_dim());
-        l.wk = bind_matrix(file, p + "attn_k.weight", c.n_embd, c.kv_dim());
-        l.wv = bind_matrix(file, p + "attn_v.weight", c.n_embd, c.kv_dim());
-        l.wo = bind_matrix(file, p + "attn_output.weight", c.q_dim(), c.n_embd);
+        l.wq = bind_matrix(file, p + "attn_q.weight", c.n_embd, c.q_dim(), isa);
+        l.wk = bind_matrix(file, p + "attn_k.weight", c.n_embd, c.kv_dim(), isa);
+        l.wv = bind_matrix(file, p + "attn_v.weight", c.n_embd, c.kv_dim(), isa);
+        l.wo = bind_matrix(file, p + "attn_output.weight", c.q_dim(), c.n_embd, isa);
         l.ffn_norm = bind_vector(file, p + "ffn_norm.weight", c.n_embd);
-        l.w_gate = bind_matrix(file, p + "ffn_gate.weight", c.n_embd, c.n_ff);
-        l.w_up = bind_matrix(file, p + "ffn_up.weight", c.n_embd, c.n_ff);
-        l.w_down = bind_matrix(file, p + "ffn_down.weight", c.n_ff, c.n_embd);
+        l.w_gate = bind_matrix(file, p + "ffn_gate.weight", c.n_embd, c.n_ff, isa);
+        l.w_up = bind_matrix(file, p + "ffn_up.weight", c.n_embd, c.n_ff, isa);
+        l.w_down = bind_matrix(file, p + "ffn_down.weight", c.n_ff, c.n_embd, isa);
     }
     return w;
 }

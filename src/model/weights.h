@@ -46,7 +46,7 @@ struct LlamaWeights {
 
     // Checks every tensor's presence, shape and type. Throws smolinfer::Error
     // naming the tensor.
-    static LlamaWeights bind(const gguf::File& file, const LlamaConfig& config);
+    static LlamaWeights bind(const gguf::File& file, const LlamaConfig& config, quant::Isa isa = quant::best_isa());
 };
 
 }  // namespace smolinfer::model

@@ -1,187 +1,341 @@
-// WebAssembly SIMD128 dot products for the 32-value formats, bit-identical
-// to the references in dot_ref.cpp: the same 8 lanes of 4-product integer
-// sums, the same fused multiply-add per block and lane, the same hsum8.
+// WebAssembly kernels for the 32-value formats (Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0), bit-identical to the references in dot_ref.cpp in the exact
+// flavours (see wasm_simd.h): every (row, token) gets the same 8 integer
+// lane sums (4 consecutive products each), the same fused multiply-add per
+// block and lane, and the same hsum8.
 //
-// WebAssembly has no fused multiply-add. dd * sum is exact in double (22 +
-// 13 significant bits), so the sum with the lane is formed in double and
-// rounded to float. That double rounding is wrong only when the double sum
-// lands exactly halfway between two floats; a cheap test finds those (rare)
-// blocks and redoes them with the exact scalar emulation.
+// Work is done in tiles of rows x tokens: a block's codes are unpacked once
+// for every token, and the activations' scales (and, for formats with
+// signed codes, the bias terms) once for every row of the tile.
 #include "quant/dot_wasm.h"
 
 #if defined(__wasm_simd128__)
 
-#include <wasm_simd128.h>
-
-#include <cstring>
+#include <algorithm>
+#include <vector>
 
 #include "quant/blocks.h"
-#include "quant/exact_fma.h"
 #include "quant/fp16.h"
+#include "quant/wasm_simd.h"
 
 namespace smolinfer::quant::wasm {
 
 namespace {
 
-// Lane sums s[j] = sum of products 4j..4j+3 over 16 codes each: weights w
-// (signed or unsigned bytes, widened accordingly) and activations a (signed).
-template <bool kUnsignedWeights>
-inline v128_t lane_sums16(v128_t w, v128_t a) {
-    const v128_t wl = kUnsignedWeights ? wasm_u16x8_extend_low_u8x16(w) : wasm_i16x8_extend_low_i8x16(w);
-    const v128_t wh = kUnsignedWeights ? wasm_u16x8_extend_high_u8x16(w) : wasm_i16x8_extend_high_i8x16(w);
-    const v128_t p = wasm_i32x4_dot_i16x8(wl, wasm_i16x8_extend_low_i8x16(a));   // pairs of 0..7
-    const v128_t q = wasm_i32x4_dot_i16x8(wh, wasm_i16x8_extend_high_i8x16(a));  // pairs of 8..15
-    return wasm_i32x4_add(wasm_i32x4_shuffle(p, q, 0, 2, 4, 6), wasm_i32x4_shuffle(p, q, 1, 3, 5, 7));
-}
-
-// 0xFF in byte j of the result where bit (j + first) of qh is set.
-inline v128_t bits_to_bytes(uint32_t qh, int first) {
+// 0x10 in byte j of the result where bit (j + first) of qh is set.
+inline v128_t fifth_bits(uint32_t qh, int first) {
     const v128_t bytes = wasm_i8x16_swizzle(wasm_i32x4_splat(int32_t(qh >> first)),
                                             wasm_i8x16_make(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
     const v128_t bit = wasm_u8x16_make(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
-    return wasm_i8x16_ne(wasm_v128_and(bytes, bit), wasm_i8x16_splat(0));
+    return wasm_v128_and(wasm_i8x16_ne(wasm_v128_and(bytes, bit), wasm_i8x16_splat(0)), wasm_i8x16_splat(0x10));
 }
 
-// The 8 lanes, 4 in each of lo and hi.
-struct Lanes {
-    v128_t lo = wasm_f32x4_splat(0.0f);
-    v128_t hi = wasm_f32x4_splat(0.0f);
+inline v128_t low_nibbles(v128_t q) { return wasm_v128_and(q, wasm_i8x16_splat(0x0F)); }
+inline v128_t high_nibbles(v128_t q) { return wasm_u8x16_shr(q, 4); }
 
-    // lanes = fma(dd, sums, lanes), exactly.
-    __attribute__((always_inline)) void fma_block(float dd, v128_t sums_lo, v128_t sums_hi) {
-        const v128_t s_lo = wasm_f32x4_convert_i32x4(sums_lo);
-        const v128_t s_hi = wasm_f32x4_convert_i32x4(sums_hi);
-        const v128_t d = wasm_f64x2_splat(double(dd));
-        const v128_t r0 = sum2(d, s_lo, lo);
-        const v128_t r1 = sum2(d, wasm_i32x4_shuffle(s_lo, s_lo, 2, 3, 0, 1), wasm_i32x4_shuffle(lo, lo, 2, 3, 0, 1));
-        const v128_t r2 = sum2(d, s_hi, hi);
-        const v128_t r3 = sum2(d, wasm_i32x4_shuffle(s_hi, s_hi, 2, 3, 0, 1), wasm_i32x4_shuffle(hi, hi, 2, 3, 0, 1));
-        // A double sum whose low 29 bits are 1 followed by 28 zeros is a
-        // float midpoint: the one case where double rounding can mislead.
-        const v128_t low29 = wasm_i64x2_splat(0x1FFFFFFF), half = wasm_i64x2_splat(0x10000000);
-        const v128_t tie = wasm_v128_or(
-            wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(r0, low29), half), wasm_i64x2_eq(wasm_v128_and(r1, low29), half)),
-            wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(r2, low29), half), wasm_i64x2_eq(wasm_v128_and(r3, low29), half)));
-        if (wasm_v128_any_true(tie)) {
-            exact_block(dd, s_lo, s_hi);
-            return;
-        }
-        lo = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(r0), wasm_f32x4_demote_f64x2_zero(r1), 0, 1, 4, 5);
-        hi = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(r2), wasm_f32x4_demote_f64x2_zero(r3), 0, 1, 4, 5);
-    }
-
-    // dd * s + c for lanes 0 and 1 of s and c, in double (the product is exact).
-    static v128_t sum2(v128_t d, v128_t s, v128_t c) {
-        return wasm_f64x2_add(wasm_f64x2_mul(d, wasm_f64x2_promote_low_f32x4(s)), wasm_f64x2_promote_low_f32x4(c));
-    }
-
-    void exact_block(float dd, v128_t s_lo, v128_t s_hi) {
-        float s[8], l[8];
-        wasm_v128_store(s, s_lo);
-        wasm_v128_store(s + 4, s_hi);
-        wasm_v128_store(l, lo);
-        wasm_v128_store(l + 4, hi);
-        for (int j = 0; j < 8; ++j) l[j] = fma_via_double(dd, s[j], l[j]);
-        lo = wasm_v128_load(l);
-        hi = wasm_v128_load(l + 4);
-    }
-
-    // hsum8: ((v4+v0)+(v6+v2)) + ((v5+v1)+(v7+v3))
-    float sum() const {
-        float r[4];
-        wasm_v128_store(r, wasm_f32x4_add(hi, lo));
-        return (r[0] + r[2]) + (r[1] + r[3]);
+// Each format: its blocks, its activation format, its codes as unsigned
+// bytes (values 0..15 of the block in lo, 16..31 in hi) with value = code -
+// kBias, or, for Q8_0, as the signed values themselves.
+struct Q4_0 {
+    using Block = BlockQ4_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 8;
+    static constexpr bool kMin = false, kSigned = false;
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const v128_t q = load16(b.qs);
+        lo = low_nibbles(q);
+        hi = high_nibbles(q);
     }
 };
 
-inline v128_t low_nibbles(v128_t qs) { return wasm_v128_and(qs, wasm_i8x16_splat(0x0F)); }
-inline v128_t high_nibbles(v128_t qs) { return wasm_u8x16_shr(qs, 4); }
+struct Q4_1 {
+    using Block = BlockQ4_1;
+    using Act = BlockQ8_1;
+    static constexpr int kBias = 0;
+    static constexpr bool kMin = true, kSigned = false;
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const v128_t q = load16(b.qs);
+        lo = low_nibbles(q);
+        hi = high_nibbles(q);
+    }
+};
 
-template <typename W, typename A>
-inline float scale(const W& w, const A& a) {
-    return fp16_to_f32(w.d) * fp16_to_f32(a.d);
+struct Q5_0 {
+    using Block = BlockQ5_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 16;
+    static constexpr bool kMin = false, kSigned = false;
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const v128_t q = load16(b.qs);
+        const uint32_t qh = load_u32(b.qh);
+        lo = wasm_v128_or(low_nibbles(q), fifth_bits(qh, 0));
+        hi = wasm_v128_or(high_nibbles(q), fifth_bits(qh, 16));
+    }
+};
+
+struct Q5_1 {
+    using Block = BlockQ5_1;
+    using Act = BlockQ8_1;
+    static constexpr int kBias = 0;
+    static constexpr bool kMin = true, kSigned = false;
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const v128_t q = load16(b.qs);
+        const uint32_t qh = load_u32(b.qh);
+        lo = wasm_v128_or(low_nibbles(q), fifth_bits(qh, 0));
+        hi = wasm_v128_or(high_nibbles(q), fifth_bits(qh, 16));
+    }
+};
+
+struct Q8_0 {
+    using Block = BlockQ8_0;
+    using Act = BlockQ8_0;
+    static constexpr int kBias = 0;
+    static constexpr bool kMin = false, kSigned = true;
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        lo = load16(b.qs);
+        hi = load16(b.qs + 16);
+    }
+};
+
+inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }
+inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
+
+constexpr int kMaxTokens = 4;  // tokens sharing one pass over the weight rows
+#ifndef SMOLINFER_WASM_ROWS
+#define SMOLINFER_WASM_ROWS 4
+#endif
+constexpr int kRows = SMOLINFER_WASM_ROWS;  // weight rows sharing one pass over the activations
+
+// The tokens of a tile as every row needs them, prepared once per tile:
+// per (block, token) the scale d and (Q8_1) s as floats, and for biased
+// formats the lane sums of the activation codes times the bias, negated.
+struct Prepared {
+    std::vector<float> d, s;     // [block][kMaxTokens]
+    std::vector<v128_t> bias;    // [block][kMaxTokens][2]
+};
+
+template <class F>
+void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
+    p.d.assign(nb * kMaxTokens, 0.0f);
+    p.s.assign(nb * kMaxTokens, 0.0f);
+    const bool biased = kRelaxed && F::kBias != 0;
+    if (biased) p.bias.resize(nb * kMaxTokens * 2);
+    for (int t = 0; t < T; ++t) {
+        const auto* a = reinterpret_cast<const typename F::Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
+        for (size_t i = 0; i < nb; ++i) {
+            const size_t at = i * kMaxTokens + size_t(t);
+            p.d[at] = fp16_to_f32(a[i].d);
+            p.s[at] = fp16_to_f32(sum_of(a[i]));
+            if (biased) {
+                p.bias[2 * at] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs), F::kBias));
+                p.bias[2 * at + 1] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs + 16), F::kBias));
+            }
+        }
+    }
 }
 
-uint32_t load_u32(const uint8_t* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
+// The 4 lane sums of one half block (16 codes) with one token's codes.
+template <class F>
+inline v128_t half_sums(v128_t a, v128_t codes, const v128_t* neg_bias) {
+    if constexpr (F::kSigned) {
+        return sums4_s8(a, codes);
+    } else if constexpr (F::kBias == 0) {
+        return sums4_u7(a, codes, wasm_i32x4_splat(0));
+    } else if constexpr (kRelaxed) {
+        return sums4_u7(a, codes, *neg_bias);
+    } else {
+        return sums4_s8(a, wasm_i8x16_sub(codes, wasm_i8x16_splat(F::kBias)));
+    }
+}
+
+inline v128_t splat_lane_at(v128_t v, int lane) {
+    switch (lane) {
+        case 0: return splat_lane<0>(v);
+        case 1: return splat_lane<1>(v);
+        case 2: return splat_lane<2>(v);
+        default: return splat_lane<3>(v);
+    }
+}
+
+// The scale halves of R rows' block i as floats, row r in lane r; `min`
+// picks the half after d (m, in the formats that have one).
+template <class F, int R>
+inline v128_t row_scales(const typename F::Block* const* rows, size_t i, bool min) {
+    uint32_t h[4] = {0, 0, 0, 0};
+    for (int r = 0; r < R; ++r) {
+        const uint16_t* p = &rows[r][i].d;
+        h[r] = p[min ? 1 : 0];
+    }
+    return halves_to_f32(wasm_u32x4_make(h[0], h[1], h[2], h[3]));
+}
+
+// R weight rows times T tokens in llama.cpp's vec_dot order: per (row,
+// token) 8 lanes, lane += (d_w * d_a) * lane sum per block; for formats
+// with a minimum a second chain m_w * s_a per (row, token), held with the
+// other rows' in one vector per token (lane = row).
+template <class F, class A, int R, int T>
+void rows_tokens(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act,
+                 const Prepared& p, float* out, size_t out_stride) {
+    v128_t acc[R][T][2];
+    v128_t mins[T];
+    for (int t = 0; t < T; ++t) {
+        mins[t] = wasm_f32x4_splat(0.0f);
+        for (int r = 0; r < R; ++r) acc[r][t][0] = acc[r][t][1] = wasm_f32x4_splat(0.0f);
+    }
+    for (size_t i = 0; i < nb; ++i) {
+        const v128_t dw = row_scales<F, R>(rows, i, false);
+        v128_t mw = wasm_f32x4_splat(0.0f);
+        if constexpr (F::kMin) mw = row_scales<F, R>(rows, i, true);
+        v128_t lo[R], hi[R];
+        for (int r = 0; r < R; ++r) F::codes(rows[r][i], lo[r], hi[r]);
+        for (int t = 0; t < T; ++t) {
+            const size_t at = i * kMaxTokens + size_t(t);
+            const v128_t a_lo = load16(act[t][i].qs);
+            const v128_t a_hi = load16(act[t][i].qs + 16);
+            const v128_t* bias = (kRelaxed && F::kBias != 0) ? &p.bias[2 * at] : nullptr;
+            // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
+            const v128_t dd = wasm_f32x4_mul(dw, wasm_f32x4_splat(p.d[at]));
+            for (int r = 0; r < R; ++r) {
+                const v128_t d = splat_lane_at(dd, r);
+                const v128_t s_lo = half_sums<F>(a_lo, lo[r], bias);
+                const v128_t s_hi = half_sums<F>(a_hi, hi[r], bias ? bias + 1 : nullptr);
+                acc[r][t][0] = A::madd(d, wasm_f32x4_convert_i32x4(s_lo), acc[r][t][0]);
+                acc[r][t][1] = A::madd(d, wasm_f32x4_convert_i32x4(s_hi), acc[r][t][1]);
+            }
+            if constexpr (F::kMin) mins[t] = A::madd(mw, wasm_f32x4_splat(p.s[at]), mins[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        float m[4];
+        wasm_v128_store(m, mins[t]);
+        for (int r = 0; r < R; ++r) {
+            float v = hsum8(acc[r][t][0], acc[r][t][1]);
+            if constexpr (F::kMin) v += m[r];  // (adding 0 would turn -0 into +0)
+            out[size_t(t) * out_stride + size_t(r)] = v;
+        }
+    }
+}
+
+// Q4_0 matrices whose rows llama.cpp interleaves in eights: one fused
+// multiply-add chain per (row, token), a step per block: acc += float(block
+// sum) * (d_w * d_a). The R rows' chains share a vector (lane = row).
+template <class F, class A, int R, int T>
+void rows_tokens_chain(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act,
+                       const Prepared& p, float* out, size_t out_stride) {
+    v128_t acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = wasm_f32x4_splat(0.0f);
+    for (size_t i = 0; i < nb; ++i) {
+        const v128_t dw = row_scales<F, R>(rows, i, false);
+        v128_t lo[R], hi[R];
+        for (int r = 0; r < R; ++r) F::codes(rows[r][i], lo[r], hi[r]);
+        for (int t = 0; t < T; ++t) {
+            const size_t at = i * kMaxTokens + size_t(t);
+            const v128_t a_lo = load16(act[t][i].qs);
+            const v128_t a_hi = load16(act[t][i].qs + 16);
+            const v128_t* bias = (kRelaxed && F::kBias != 0) ? &p.bias[2 * at] : nullptr;
+            v128_t s[4];
+            for (int r = 0; r < 4; ++r) s[r] = wasm_i32x4_splat(0);
+            for (int r = 0; r < R; ++r) {
+                s[r] = wasm_i32x4_add(half_sums<F>(a_lo, lo[r], bias), half_sums<F>(a_hi, hi[r], bias ? bias + 1 : nullptr));
+            }
+            const v128_t sums = hsum_i32x4(s[0], s[1], s[2], s[3]);
+            const v128_t dd = wasm_f32x4_mul(dw, wasm_f32x4_splat(p.d[at]));
+            acc[t] = A::madd(wasm_f32x4_convert_i32x4(sums), dd, acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        float v[4];
+        wasm_v128_store(v, acc[t]);
+        for (int r = 0; r < R; ++r) out[size_t(t) * out_stride + size_t(r)] = v[r];
+    }
+}
+
+template <class F, class A, bool kChain, int R, int T>
+void run(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act, const Prepared& p,
+         float* out, size_t out_stride) {
+    if constexpr (kChain) {
+        rows_tokens_chain<F, A, R, T>(nb, rows, act, p, out, out_stride);
+    } else {
+        rows_tokens<F, A, R, T>(nb, rows, act, p, out, out_stride);
+    }
+}
+
+template <class F, class A, bool kChain, int R>
+void run_rows(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act, int T,
+              const Prepared& p, float* out, size_t out_stride) {
+    switch (T) {
+        case 1: run<F, A, kChain, R, 1>(nb, rows, act, p, out, out_stride); break;
+        case 2: run<F, A, kChain, R, 2>(nb, rows, act, p, out, out_stride); break;
+        case 3: run<F, A, kChain, R, 3>(nb, rows, act, p, out, out_stride); break;
+        default: run<F, A, kChain, R, 4>(nb, rows, act, p, out, out_stride); break;
+    }
+}
+
+template <class F, class A, bool kChain>
+void tile(size_t n, const Tile& tile) {
+    using Block = typename F::Block;
+    using Act = typename F::Act;
+    const size_t nb = n / kQK32;
+    thread_local Prepared p;
+    for (int t0 = 0; t0 < tile.tokens; t0 += kMaxTokens) {
+        const int T = std::min(kMaxTokens, tile.tokens - t0);
+        prepare<F>(nb, tile, t0, T, p);
+        const Act* act[kMaxTokens];
+        for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
+        float* out0 = tile.out + size_t(t0) * tile.out_stride;
+        int r0 = 0;
+        for (; r0 + kRows <= tile.rows; r0 += kRows) {
+            const Block* rows[kRows];
+            for (int r = 0; r < kRows; ++r) rows[r] = reinterpret_cast<const Block*>(tile.w + size_t(r0 + r) * tile.w_stride);
+            run_rows<F, A, kChain, kRows>(nb, rows, act, T, p, out0 + r0, tile.out_stride);
+        }
+        for (; r0 < tile.rows; ++r0) {
+            const Block* rows[1] = {reinterpret_cast<const Block*>(tile.w + size_t(r0) * tile.w_stride)};
+            run_rows<F, A, kChain, 1>(nb, rows, act, T, p, out0 + r0, tile.out_stride);
+        }
+    }
+}
+
+// One row, one token.
+template <class F, class A, bool kChain>
+float dot(size_t n, const void* w, const void* a) {
+    float out;
+    tile<F, A, kChain>(n, Tile{static_cast<const uint8_t*>(w), 0, 1, static_cast<const uint8_t*>(a), 0, 1, &out, 1});
+    return out;
+}
+
+template <class A>
+bool select32(MatmulKernel& k, bool rows8) {
+    switch (k.weight) {
+        case Type::Q4_0:
+            if (rows8) {
+                k.dot = dot<Q4_0, A, true>;
+                k.tile = tile<Q4_0, A, true>;
+            } else {
+                k.dot = dot<Q4_0, A, false>;
+                k.tile = tile<Q4_0, A, false>;
+            }
+            return true;
+        case Type::Q4_1: k.dot = dot<Q4_1, A, false>; k.tile = tile<Q4_1, A, false>; return true;
+        case Type::Q5_0: k.dot = dot<Q5_0, A, false>; k.tile = tile<Q5_0, A, false>; return true;
+        case Type::Q5_1: k.dot = dot<Q5_1, A, false>; k.tile = tile<Q5_1, A, false>; return true;
+        case Type::Q8_0: k.dot = dot<Q8_0, A, false>; k.tile = tile<Q8_0, A, false>; return true;
+        default: return false;
+    }
 }
 
 }  // namespace
 
-float dot_q4_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ4_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    Lanes acc;
-    const v128_t eight = wasm_i8x16_splat(8);
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        const v128_t qs = wasm_v128_load(x[i].qs);
-        const v128_t w0 = wasm_i8x16_sub(low_nibbles(qs), eight);
-        const v128_t w1 = wasm_i8x16_sub(high_nibbles(qs), eight);
-        acc.fma_block(scale(x[i], y[i]), lane_sums16<false>(w0, wasm_v128_load(y[i].qs)),
-                      lane_sums16<false>(w1, wasm_v128_load(y[i].qs + 16)));
-    }
-    return acc.sum();
-}
-
-float dot_q4_1_q8_1(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ4_1*>(w);
-    const auto* y = static_cast<const BlockQ8_1*>(a);
-    Lanes acc;
-    float mins = 0.0f;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        mins = fma_via_double(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), mins);
-        const v128_t qs = wasm_v128_load(x[i].qs);
-        acc.fma_block(scale(x[i], y[i]), lane_sums16<true>(low_nibbles(qs), wasm_v128_load(y[i].qs)),
-                      lane_sums16<true>(high_nibbles(qs), wasm_v128_load(y[i].qs + 16)));
-    }
-    return acc.sum() + mins;
-}
-
-float dot_q5_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ5_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    Lanes acc;
-    const v128_t sixteen = wasm_i8x16_splat(16), bit4 = wasm_i8x16_splat(0x10);
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        const uint32_t qh = load_u32(x[i].qh);
-        const v128_t qs = wasm_v128_load(x[i].qs);
-        const v128_t w0 = wasm_i8x16_sub(wasm_v128_or(low_nibbles(qs), wasm_v128_and(bits_to_bytes(qh, 0), bit4)), sixteen);
-        const v128_t w1 = wasm_i8x16_sub(wasm_v128_or(high_nibbles(qs), wasm_v128_and(bits_to_bytes(qh, 16), bit4)), sixteen);
-        acc.fma_block(scale(x[i], y[i]), lane_sums16<false>(w0, wasm_v128_load(y[i].qs)),
-                      lane_sums16<false>(w1, wasm_v128_load(y[i].qs + 16)));
-    }
-    return acc.sum();
-}
-
-float dot_q5_1_q8_1(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ5_1*>(w);
-    const auto* y = static_cast<const BlockQ8_1*>(a);
-    Lanes acc;
-    float mins = 0.0f;
-    const v128_t bit4 = wasm_i8x16_splat(0x10);
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        mins = fma_via_double(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), mins);
-        const uint32_t qh = load_u32(x[i].qh);
-        const v128_t qs = wasm_v128_load(x[i].qs);
-        const v128_t w0 = wasm_v128_or(low_nibbles(qs), wasm_v128_and(bits_to_bytes(qh, 0), bit4));
-        const v128_t w1 = wasm_v128_or(high_nibbles(qs), wasm_v128_and(bits_to_bytes(qh, 16), bit4));
-        acc.fma_block(scale(x[i], y[i]), lane_sums16<true>(w0, wasm_v128_load(y[i].qs)),
-                      lane_sums16<true>(w1, wasm_v128_load(y[i].qs + 16)));
-    }
-    return acc.sum() + mins;
-}
-
-float dot_q8_0_q8_0(size_t n, const void* w, const void* a) {
-    const auto* x = static_cast<const BlockQ8_0*>(w);
-    const auto* y = static_cast<const BlockQ8_0*>(a);
-    Lanes acc;
-    for (size_t i = 0; i < n / kQK32; ++i) {
-        acc.fma_block(scale(x[i], y[i]), lane_sums16<false>(wasm_v128_load(x[i].qs), wasm_v128_load(y[i].qs)),
-                      lane_sums16<false>(wasm_v128_load(x[i].qs + 16), wasm_v128_load(y[i].qs + 16)));
-    }
-    return acc.sum();
+void select(MatmulKernel& k, bool rows8, Isa isa) {
+    bool done = false;
+#if defined(__wasm_relaxed_simd__)
+    if (isa == Isa::WasmRelaxed) done = select32<Relaxed>(k, rows8) || select_kquant_relaxed(k, rows8);
+#else
+    if (isa == Isa::WasmSimd) done = select32<Exact>(k, rows8) || select_kquant_exact(k, rows8);
+    if (isa == Isa::WasmSimdFast) done = select32<Fast>(k, rows8) || select_kquant_fast(k, rows8);
+#endif
+    // The tiles serve one token too: rows share the activation's preparation.
+    if (done) k.tile_min_tokens = 1;
 }
 
 }  // namespace smolinfer::quant::wasm

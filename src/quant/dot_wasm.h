@@ -1,20 +1,24 @@
-// WebAssembly SIMD128 versions of the reference dot products (see
-// reference.h), in builds with -msimd128.
+// WebAssembly SIMD kernels (builds with -msimd128; with -mrelaxed-simd the
+// relaxed-SIMD ones): dots and tiles for every quantized weight format
+// SmolLM2 files use, 32-value formats in dot_wasm.cpp, K-quants in
+// dot_kquant_wasm.cpp. See wasm_simd.h for the flavours.
 #pragma once
 
-#include <cstddef>
+#include "quant/kernels.h"
 
 namespace smolinfer::quant::wasm {
 
 #if defined(__wasm_simd128__)
-inline constexpr bool kAvailable = true;
-float dot_q4_0_q8_0(size_t n, const void* w, const void* a);
-float dot_q4_1_q8_1(size_t n, const void* w, const void* a);
-float dot_q5_0_q8_0(size_t n, const void* w, const void* a);
-float dot_q5_1_q8_1(size_t n, const void* w, const void* a);
-float dot_q8_0_q8_0(size_t n, const void* w, const void* a);
+// Replaces k's dot and tile with this build's kernels for `isa` (WasmSimd,
+// WasmSimdFast or WasmRelaxed), where it has them; `rows8`: llama.cpp
+// interleaves the matrix's rows in eights (Q4_0, Q4_K).
+void select(MatmulKernel& k, bool rows8, Isa isa);
+#if defined(__wasm_relaxed_simd__)
+bool select_kquant_relaxed(MatmulKernel& k, bool rows8);
 #else
-inline constexpr bool kAvailable = false;
+bool select_kquant_exact(MatmulKernel& k, bool rows8);
+bool select_kquant_fast(MatmulKernel& k, bool rows8);
+#endif
 #endif
 
 }  // namespace smolinfer::quant::wasm

@@ -1,9 +1,15 @@
 // fma(a, b, c) = a * b + c with a single rounding, fast on every target.
-// x86-64-v3 has the instruction. WebAssembly has none; there the product is
-// formed exactly in double (24 + 24 bits fit in 53), the sum rounded to
-// odd in double, and that rounded to float: two roundings that give the
-// correctly rounded result, because double has more than 24 + 2 bits.
+// x86-64-v3 has the instruction. Plain WebAssembly has none; there the
+// product is formed exactly in double (24 + 24 bits fit in 53), the sum
+// rounded to odd in double, and that rounded to float: two roundings that
+// give the correctly rounded result, because double has more than 24 + 2
+// bits. The relaxed-SIMD build uses f32x4.relaxed_madd, fused wherever the
+// CPU has FMA (the browser worker checks before it calls the result exact).
 #pragma once
+
+#if defined(__wasm_relaxed_simd__)
+#include <wasm_simd128.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -30,7 +36,10 @@ inline float fma_via_double(float a, float b, float c) {
 }
 
 inline float exact_fma(float a, float b, float c) {
-#if defined(__wasm__)
+#if defined(__wasm_relaxed_simd__)
+    return wasm_f32x4_extract_lane(
+        wasm_f32x4_relaxed_madd(wasm_f32x4_splat(a), wasm_f32x4_splat(b), wasm_f32x4_splat(c)), 0);
+#elif defined(__wasm__)
     return fma_via_double(a, b, c);
 #else
     return std::fma(a, b, c);

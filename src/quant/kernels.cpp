@@ -14,8 +14,13 @@ Isa best_isa() {
         if (ok) return avx512::available() ? Isa::Avx512Vnni : Isa::Avx2;
     }
 #endif
-    if constexpr (wasm::kAvailable) return Isa::WasmSimd;
+#if defined(__wasm_relaxed_simd__)
+    return Isa::WasmRelaxed;
+#elif defined(__wasm_simd128__)
+    return Isa::WasmSimd;
+#else
     return Isa::Reference;
+#endif
 }
 
 bool isa_available(Isa isa) {
@@ -24,7 +29,9 @@ bool isa_available(Isa isa) {
         case Isa::Reference: return true;
         case Isa::Avx2: return best == Isa::Avx2 || best == Isa::Avx512Vnni;
         case Isa::Avx512Vnni: return best == Isa::Avx512Vnni;
-        case Isa::WasmSimd: return best == Isa::WasmSimd;
+        case Isa::WasmSimd:
+        case Isa::WasmSimdFast: return best == Isa::WasmSimd;
+        case Isa::WasmRelaxed: return best == Isa::WasmRelaxed;
     }
     return false;
 }
@@ -35,6 +42,8 @@ std::string_view isa_name(Isa isa) {
         case Isa::Avx2: return "avx2";
         case Isa::Avx512Vnni: return "avx512-vnni";
         case Isa::WasmSimd: return "wasm-simd128";
+        case Isa::WasmSimdFast: return "wasm-simd128-fast";
+        case Isa::WasmRelaxed: return "wasm-relaxed-simd";
     }
     return "unknown";
 }
@@ -97,16 +106,7 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
     }
 #endif
 #if defined(__wasm_simd128__)
-    if (isa == Isa::WasmSimd) {
-        switch (weight) {
-            case Type::Q4_0: k->dot = rows8 ? k->dot : wasm::dot_q4_0_q8_0; break;
-            case Type::Q4_1: k->dot = wasm::dot_q4_1_q8_1; break;
-            case Type::Q5_0: k->dot = wasm::dot_q5_0_q8_0; break;
-            case Type::Q5_1: k->dot = wasm::dot_q5_1_q8_1; break;
-            case Type::Q8_0: k->dot = wasm::dot_q8_0_q8_0; break;
-            default: break;
-        }
-    }
+    wasm::select(*k, rows8, isa);
 #endif
     // Tiles for the 32-value formats' vec_dot order (not Q4_0's interleaved one).
     if (isa == Isa::Avx512Vnni && !(rows8 && weight == Type::Q4_0)) k->tile = avx512::tile_for(weight);

@@ -49,13 +49,17 @@ struct MatmulKernel {
     // (the matmul uses the dot for one); null: loop over the dot.
     TileFn tile = nullptr;
     TileFn tile_batched = nullptr;
+    // Fewest tokens for which the matmul uses the tile rather than the dot.
+    int tile_min_tokens = 2;
 };
 
 enum class Isa {
     Reference,  // portable scalar code
     Avx2,       // x86-64 AVX2 + FMA
     Avx512Vnni, // AVX2 plus AVX-512 (F, BW, VL) with VNNI, for tiles
-    WasmSimd,   // WebAssembly SIMD128
+    WasmSimd,      // WebAssembly SIMD128, fused multiply-adds emulated exactly
+    WasmSimdFast,  // WebAssembly SIMD128, multiply then add: faster, not bit-exact
+    WasmRelaxed,   // WebAssembly relaxed SIMD: exact where relaxed_madd fuses
 };
 
 // The fastest variant this build and this CPU support.

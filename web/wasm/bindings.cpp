@@ -77,6 +77,7 @@ public:
             SessionOptions o;
             o.threads = option<int>(options, "threads", 1);
             o.context = option<int>(options, "contextSize", 0);
+            o.exact = option<bool>(options, "exact", true);
             session_ = Session::open_malloc(reinterpret_cast<uint8_t*>(ptr), size_t(size), o);
         } catch (const std::exception& e) {
             return error(e.what());
@@ -92,6 +93,7 @@ public:
         info.set("contextSize", session_->context());
         info.set("layers", m.n_layer);
         info.set("threads", session_->threads());
+        info.set("kernels", session_->kernels());
         val warnings = val::array();
         for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
         if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
