@@ -102,7 +102,7 @@ inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
 
 constexpr int kMaxTokens = 4;  // tokens sharing one pass over the weight rows
 #ifndef SMOLINFER_WASM_ROWS
-#define SMOLINFER_WASM_ROWS 4
+#define SMOLINFER_WASM_ROWS 1
 #endif
 constexpr int kRows = SMOLINFER_WASM_ROWS;  // weight rows sharing one pass over the activations
 
@@ -119,13 +119,14 @@ void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
     p.d.assign(nb * kMaxTokens, 0.0f);
     p.s.assign(nb * kMaxTokens, 0.0f);
     const bool biased = kRelaxed && F::kBias != 0;
+    const float* table = half_table();
     if (biased) p.bias.resize(nb * kMaxTokens * 2);
     for (int t = 0; t < T; ++t) {
         const auto* a = reinterpret_cast<const typename F::Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
         for (size_t i = 0; i < nb; ++i) {
             const size_t at = i * kMaxTokens + size_t(t);
-            p.d[at] = fp16_to_f32(a[i].d);
-            p.s[at] = fp16_to_f32(sum_of(a[i]));
+            p.d[at] = table[a[i].d];
+            p.s[at] = table[sum_of(a[i])];
             if (biased) {
                 p.bias[2 * at] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs), F::kBias));
                 p.bias[2 * at + 1] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs + 16), F::kBias));
@@ -148,25 +149,13 @@ inline v128_t half_sums(v128_t a, v128_t codes, const v128_t* neg_bias) {
     }
 }
 
-inline v128_t splat_lane_at(v128_t v, int lane) {
-    switch (lane) {
-        case 0: return splat_lane<0>(v);
-        case 1: return splat_lane<1>(v);
-        case 2: return splat_lane<2>(v);
-        default: return splat_lane<3>(v);
-    }
-}
 
-// The scale halves of R rows' block i as floats, row r in lane r; `min`
+// The scale half of block i of row r as a float in every lane; `min`
 // picks the half after d (m, in the formats that have one).
-template <class F, int R>
-inline v128_t row_scales(const typename F::Block* const* rows, size_t i, bool min) {
-    uint32_t h[4] = {0, 0, 0, 0};
-    for (int r = 0; r < R; ++r) {
-        const uint16_t* p = &rows[r][i].d;
-        h[r] = p[min ? 1 : 0];
-    }
-    return halves_to_f32(wasm_u32x4_make(h[0], h[1], h[2], h[3]));
+template <class F>
+inline v128_t row_scale(const float* table, const typename F::Block* row, size_t i, bool min) {
+    const uint16_t* p = &row[i].d;
+    return splat_half(table, p[min ? 1 : 0]);
 }
 
 // R weight rows times T tokens in llama.cpp's vec_dot order: per (row,
@@ -176,41 +165,36 @@ inline v128_t row_scales(const typename F::Block* const* rows, size_t i, bool mi
 template <class F, class A, int R, int T>
 void rows_tokens(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act,
                  const Prepared& p, float* out, size_t out_stride) {
+    const float* table = half_table();
     v128_t acc[R][T][2];
-    v128_t mins[T];
+    v128_t mins[R][T];
     for (int t = 0; t < T; ++t) {
-        mins[t] = wasm_f32x4_splat(0.0f);
-        for (int r = 0; r < R; ++r) acc[r][t][0] = acc[r][t][1] = wasm_f32x4_splat(0.0f);
+        for (int r = 0; r < R; ++r) acc[r][t][0] = acc[r][t][1] = mins[r][t] = wasm_f32x4_splat(0.0f);
     }
     for (size_t i = 0; i < nb; ++i) {
-        const v128_t dw = row_scales<F, R>(rows, i, false);
-        v128_t mw = wasm_f32x4_splat(0.0f);
-        if constexpr (F::kMin) mw = row_scales<F, R>(rows, i, true);
-        v128_t lo[R], hi[R];
-        for (int r = 0; r < R; ++r) F::codes(rows[r][i], lo[r], hi[r]);
-        for (int t = 0; t < T; ++t) {
-            const size_t at = i * kMaxTokens + size_t(t);
-            const v128_t a_lo = load16(act[t][i].qs);
-            const v128_t a_hi = load16(act[t][i].qs + 16);
-            const v128_t* bias = (kRelaxed && F::kBias != 0) ? &p.bias[2 * at] : nullptr;
-            // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
-            const v128_t dd = wasm_f32x4_mul(dw, wasm_f32x4_splat(p.d[at]));
-            for (int r = 0; r < R; ++r) {
-                const v128_t d = splat_lane_at(dd, r);
-                const v128_t s_lo = half_sums<F>(a_lo, lo[r], bias);
-                const v128_t s_hi = half_sums<F>(a_hi, hi[r], bias ? bias + 1 : nullptr);
+        for (int r = 0; r < R; ++r) {
+            v128_t lo, hi;
+            F::codes(rows[r][i], lo, hi);
+            const v128_t dw = row_scale<F>(table, rows[r], i, false);
+            for (int t = 0; t < T; ++t) {
+                const size_t at = i * kMaxTokens + size_t(t);
+                const v128_t* bias = (kRelaxed && F::kBias != 0) ? &p.bias[2 * at] : nullptr;
+                // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
+                const v128_t d = wasm_f32x4_mul(dw, wasm_v128_load32_splat(&p.d[at]));
+                const v128_t s_lo = half_sums<F>(load16(act[t][i].qs), lo, bias);
+                const v128_t s_hi = half_sums<F>(load16(act[t][i].qs + 16), hi, bias ? bias + 1 : nullptr);
                 acc[r][t][0] = A::madd(d, wasm_f32x4_convert_i32x4(s_lo), acc[r][t][0]);
                 acc[r][t][1] = A::madd(d, wasm_f32x4_convert_i32x4(s_hi), acc[r][t][1]);
+                if constexpr (F::kMin) {
+                    mins[r][t] = A::madd(row_scale<F>(table, rows[r], i, true), wasm_v128_load32_splat(&p.s[at]), mins[r][t]);
+                }
             }
-            if constexpr (F::kMin) mins[t] = A::madd(mw, wasm_f32x4_splat(p.s[at]), mins[t]);
         }
     }
     for (int t = 0; t < T; ++t) {
-        float m[4];
-        wasm_v128_store(m, mins[t]);
         for (int r = 0; r < R; ++r) {
             float v = hsum8(acc[r][t][0], acc[r][t][1]);
-            if constexpr (F::kMin) v += m[r];  // (adding 0 would turn -0 into +0)
+            if constexpr (F::kMin) v += wasm_f32x4_extract_lane(mins[r][t], 0);  // (adding 0 would turn -0 into +0)
             out[size_t(t) * out_stride + size_t(r)] = v;
         }
     }
@@ -223,9 +207,12 @@ template <class F, class A, int R, int T>
 void rows_tokens_chain(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act,
                        const Prepared& p, float* out, size_t out_stride) {
     v128_t acc[T];
+    const float* table = half_table();
     for (int t = 0; t < T; ++t) acc[t] = wasm_f32x4_splat(0.0f);
     for (size_t i = 0; i < nb; ++i) {
-        const v128_t dw = row_scales<F, R>(rows, i, false);
+        float h[4] = {0, 0, 0, 0};
+        for (int r = 0; r < R; ++r) h[r] = table[rows[r][i].d];
+        const v128_t dw = wasm_v128_load(h);
         v128_t lo[R], hi[R];
         for (int r = 0; r < R; ++r) F::codes(rows[r][i], lo[r], hi[r]);
         for (int t = 0; t < T; ++t) {
@@ -325,6 +312,15 @@ bool select32(MatmulKernel& k, bool rows8) {
 }
 
 }  // namespace
+
+const float* half_table() {
+    static const float* table = [] {
+        static float t[65536];
+        for (uint32_t h = 0; h < 65536; ++h) t[h] = fp16_to_f32(uint16_t(h));
+        return t;
+    }();
+    return table;
+}
 
 void select(MatmulKernel& k, bool rows8, Isa isa) {
     bool done = false;

@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "quant/exact_fma.h"
+#include "quant/fp16.h"
 
 namespace smolinfer::quant::wasm {
 
@@ -129,6 +130,14 @@ inline v128_t halves_to_f32(v128_t h) {
     const v128_t is_sub = wasm_u32x4_lt(two_w, wasm_i32x4_splat(1 << 27));
     return wasm_v128_or(sign, wasm_v128_bitselect(subnormal, normal, is_sub));
 }
+
+// Every half's float value, 256 KB: a weight block's scale becomes a
+// float (splatted across a vector) in one load instead of a dozen
+// instructions. Scales of one model cluster in few exponents, so the
+// entries in use stay in cache. Built on first use, from fp16_to_f32.
+const float* half_table();
+
+inline v128_t splat_half(const float* table, uint16_t h) { return wasm_v128_load32_splat(table + h); }
 
 // Eight halves at p to two vectors of four floats.
 inline void load_halves8(const uint16_t* p, v128_t* lo, v128_t* hi) {
