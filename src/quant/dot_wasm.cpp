@@ -53,6 +53,7 @@ struct Q4_1 {
     using Act = BlockQ8_1;
     static constexpr int kBias = 0;
     static constexpr bool kMin = true, kSigned = false;
+    static uint16_t min(const Block& b) { return b.m; }
     static void codes(const Block& b, v128_t& lo, v128_t& hi) {
         const v128_t q = load16(b.qs);
         lo = low_nibbles(q);
@@ -78,6 +79,7 @@ struct Q5_1 {
     using Act = BlockQ8_1;
     static constexpr int kBias = 0;
     static constexpr bool kMin = true, kSigned = false;
+    static uint16_t min(const Block& b) { return b.m; }
     static void codes(const Block& b, v128_t& lo, v128_t& hi) {
         const v128_t q = load16(b.qs);
         const uint32_t qh = load_u32(b.qh);
@@ -100,11 +102,8 @@ struct Q8_0 {
 inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }
 inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
 
-constexpr int kMaxTokens = 4;  // tokens sharing one pass over the weight rows
-#ifndef SMOLINFER_WASM_ROWS
-#define SMOLINFER_WASM_ROWS 1
-#endif
-constexpr int kRows = SMOLINFER_WASM_ROWS;  // weight rows sharing one pass over the activations
+constexpr int kMaxTokens = 4;  // tokens sharing one pass over a weight row
+constexpr int kChainRows = 4;  // rows whose chains share a vector (Q4_0 interleaved)
 
 // The tokens of a tile as every row needs them, prepared once per tile:
 // per (block, token) the scale d and (Q8_1) s as floats, and for biased
@@ -141,7 +140,7 @@ inline v128_t half_sums(v128_t a, v128_t codes, const v128_t* neg_bias) {
     if constexpr (F::kSigned) {
         return sums4_s8(a, codes);
     } else if constexpr (F::kBias == 0) {
-        return sums4_u7(a, codes, wasm_i32x4_splat(0));
+        return sums4_u7(a, codes);
     } else if constexpr (kRelaxed) {
         return sums4_u7(a, codes, *neg_bias);
     } else {
@@ -150,53 +149,55 @@ inline v128_t half_sums(v128_t a, v128_t codes, const v128_t* neg_bias) {
 }
 
 
-// The scale half of block i of row r as a float in every lane; `min`
-// picks the half after d (m, in the formats that have one).
-template <class F>
-inline v128_t row_scale(const float* table, const typename F::Block* row, size_t i, bool min) {
-    const uint16_t* p = &row[i].d;
-    return splat_half(table, p[min ? 1 : 0]);
-}
-
-// R weight rows times T tokens in llama.cpp's vec_dot order: per (row,
-// token) 8 lanes, lane += (d_w * d_a) * lane sum per block; for formats
-// with a minimum a second chain m_w * s_a per (row, token), held with the
-// other rows' in one vector per token (lane = row).
-template <class F, class A, int R, int T>
-void rows_tokens(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act,
-                 const Prepared& p, float* out, size_t out_stride) {
+// One weight row times T tokens in llama.cpp's vec_dot order: per token 8
+// lanes, lane += (d_w * d_a) * lane sum, a step per block; for formats with
+// a minimum a second chain m_w * s_a per token. Pointers are bumped, not
+// indexed, and two blocks go per iteration: V8 neither strength-reduces
+// nor schedules, and its loop overhead (a stack check per iteration) counts.
+template <class F, class A, int T>
+void one_row(size_t nb, const typename F::Block* x, const typename F::Act* const* act, const Prepared& p,
+             float* out, size_t out_stride) {
+    using Act = typename F::Act;
+    constexpr bool kBiased = kRelaxed && F::kBias != 0;
     const float* table = half_table();
-    v128_t acc[R][T][2];
-    v128_t mins[R][T];
+    v128_t acc[T][2], mins[T];
+    const Act* y[T];
     for (int t = 0; t < T; ++t) {
-        for (int r = 0; r < R; ++r) acc[r][t][0] = acc[r][t][1] = mins[r][t] = wasm_f32x4_splat(0.0f);
+        acc[t][0] = acc[t][1] = mins[t] = wasm_f32x4_splat(0.0f);
+        y[t] = act[t];
     }
-    for (size_t i = 0; i < nb; ++i) {
-        for (int r = 0; r < R; ++r) {
-            v128_t lo, hi;
-            F::codes(rows[r][i], lo, hi);
-            const v128_t dw = row_scale<F>(table, rows[r], i, false);
-            for (int t = 0; t < T; ++t) {
-                const size_t at = i * kMaxTokens + size_t(t);
-                const v128_t* bias = (kRelaxed && F::kBias != 0) ? &p.bias[2 * at] : nullptr;
-                // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
-                const v128_t d = wasm_f32x4_mul(dw, wasm_v128_load32_splat(&p.d[at]));
-                const v128_t s_lo = half_sums<F>(load16(act[t][i].qs), lo, bias);
-                const v128_t s_hi = half_sums<F>(load16(act[t][i].qs + 16), hi, bias ? bias + 1 : nullptr);
-                acc[r][t][0] = A::madd(d, wasm_f32x4_convert_i32x4(s_lo), acc[r][t][0]);
-                acc[r][t][1] = A::madd(d, wasm_f32x4_convert_i32x4(s_hi), acc[r][t][1]);
-                if constexpr (F::kMin) {
-                    mins[r][t] = A::madd(row_scale<F>(table, rows[r], i, true), wasm_v128_load32_splat(&p.s[at]), mins[r][t]);
-                }
-            }
+    const float* pd = p.d.data();
+    const float* ps = p.s.data();
+    const v128_t* pb = kBiased ? p.bias.data() : nullptr;
+    auto step = [&](const typename F::Block& b) {
+        v128_t lo, hi;
+        F::codes(b, lo, hi);
+        const v128_t dw = splat_half(table, b.d);
+        for (int t = 0; t < T; ++t) {
+            const v128_t* bias = kBiased ? pb + 2 * t : nullptr;
+            // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
+            const v128_t d = wasm_f32x4_mul(dw, wasm_v128_load32_splat(pd + t));
+            const v128_t s_lo = half_sums<F>(load16(y[t]->qs), lo, bias);
+            const v128_t s_hi = half_sums<F>(load16(y[t]->qs + 16), hi, bias ? bias + 1 : nullptr);
+            acc[t][0] = A::madd(d, wasm_f32x4_convert_i32x4(s_lo), acc[t][0]);
+            acc[t][1] = A::madd(d, wasm_f32x4_convert_i32x4(s_hi), acc[t][1]);
+            if constexpr (F::kMin) mins[t] = A::madd(splat_half(table, F::min(b)), wasm_v128_load32_splat(ps + t), mins[t]);
+            ++y[t];
         }
+        pd += kMaxTokens;
+        ps += kMaxTokens;
+        if constexpr (kBiased) pb += 2 * kMaxTokens;
+    };
+    const typename F::Block* const end = x + nb;
+    for (; x + 2 <= end; x += 2) {
+        step(x[0]);
+        step(x[1]);
     }
+    if (x < end) step(*x);
     for (int t = 0; t < T; ++t) {
-        for (int r = 0; r < R; ++r) {
-            float v = hsum8(acc[r][t][0], acc[r][t][1]);
-            if constexpr (F::kMin) v += wasm_f32x4_extract_lane(mins[r][t], 0);  // (adding 0 would turn -0 into +0)
-            out[size_t(t) * out_stride + size_t(r)] = v;
-        }
+        float v = hsum8(acc[t][0], acc[t][1]);
+        if constexpr (F::kMin) v += wasm_f32x4_extract_lane(mins[t], 0);  // (adding 0 would turn -0 into +0)
+        out[size_t(t) * out_stride] = v;
     }
 }
 
@@ -237,30 +238,28 @@ void rows_tokens_chain(size_t nb, const typename F::Block* const* rows, const ty
     }
 }
 
-template <class F, class A, bool kChain, int R, int T>
-void run(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act, const Prepared& p,
+template <class F, class A, bool kChain, int T>
+void run(size_t nb, const uint8_t* w, size_t w_stride, int rows, const typename F::Act* const* act, const Prepared& p,
          float* out, size_t out_stride) {
+    using Block = typename F::Block;
+    auto row = [&](int r) { return reinterpret_cast<const Block*>(w + size_t(r) * w_stride); };
+    int r0 = 0;
     if constexpr (kChain) {
-        rows_tokens_chain<F, A, R, T>(nb, rows, act, p, out, out_stride);
+        for (; r0 + kChainRows <= rows; r0 += kChainRows) {
+            const Block* four[kChainRows] = {row(r0), row(r0 + 1), row(r0 + 2), row(r0 + 3)};
+            rows_tokens_chain<F, A, kChainRows, T>(nb, four, act, p, out + r0, out_stride);
+        }
+        for (; r0 < rows; ++r0) {
+            const Block* one[1] = {row(r0)};
+            rows_tokens_chain<F, A, 1, T>(nb, one, act, p, out + r0, out_stride);
+        }
     } else {
-        rows_tokens<F, A, R, T>(nb, rows, act, p, out, out_stride);
-    }
-}
-
-template <class F, class A, bool kChain, int R>
-void run_rows(size_t nb, const typename F::Block* const* rows, const typename F::Act* const* act, int T,
-              const Prepared& p, float* out, size_t out_stride) {
-    switch (T) {
-        case 1: run<F, A, kChain, R, 1>(nb, rows, act, p, out, out_stride); break;
-        case 2: run<F, A, kChain, R, 2>(nb, rows, act, p, out, out_stride); break;
-        case 3: run<F, A, kChain, R, 3>(nb, rows, act, p, out, out_stride); break;
-        default: run<F, A, kChain, R, 4>(nb, rows, act, p, out, out_stride); break;
+        for (; r0 < rows; ++r0) one_row<F, A, T>(nb, row(r0), act, p, out + r0, out_stride);
     }
 }
 
 template <class F, class A, bool kChain>
 void tile(size_t n, const Tile& tile) {
-    using Block = typename F::Block;
     using Act = typename F::Act;
     const size_t nb = n / kQK32;
     thread_local Prepared p;
@@ -269,16 +268,12 @@ void tile(size_t n, const Tile& tile) {
         prepare<F>(nb, tile, t0, T, p);
         const Act* act[kMaxTokens];
         for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
-        float* out0 = tile.out + size_t(t0) * tile.out_stride;
-        int r0 = 0;
-        for (; r0 + kRows <= tile.rows; r0 += kRows) {
-            const Block* rows[kRows];
-            for (int r = 0; r < kRows; ++r) rows[r] = reinterpret_cast<const Block*>(tile.w + size_t(r0 + r) * tile.w_stride);
-            run_rows<F, A, kChain, kRows>(nb, rows, act, T, p, out0 + r0, tile.out_stride);
-        }
-        for (; r0 < tile.rows; ++r0) {
-            const Block* rows[1] = {reinterpret_cast<const Block*>(tile.w + size_t(r0) * tile.w_stride)};
-            run_rows<F, A, kChain, 1>(nb, rows, act, T, p, out0 + r0, tile.out_stride);
+        float* out = tile.out + size_t(t0) * tile.out_stride;
+        switch (T) {
+            case 1: run<F, A, kChain, 1>(nb, tile.w, tile.w_stride, tile.rows, act, p, out, tile.out_stride); break;
+            case 2: run<F, A, kChain, 2>(nb, tile.w, tile.w_stride, tile.rows, act, p, out, tile.out_stride); break;
+            case 3: run<F, A, kChain, 3>(nb, tile.w, tile.w_stride, tile.rows, act, p, out, tile.out_stride); break;
+            default: run<F, A, kChain, 4>(nb, tile.w, tile.w_stride, tile.rows, act, p, out, tile.out_stride); break;
         }
     }
 }

@@ -59,11 +59,22 @@ inline v128_t sums4_u7(v128_t a, v128_t w, v128_t acc) {
 #endif
 }
 
+// The same without an addend: in the relaxed build a 16-bit pair dot and a
+// pairwise widening add, which V8 emits without the zero and the constant
+// it materializes for the three-operand form.
+inline v128_t sums4_u7(v128_t a, v128_t w) {
+#if defined(__wasm_relaxed_simd__)
+    return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_relaxed_dot_i8x16_i7x16(a, w));
+#else
+    return sums4_u7(a, w, wasm_i32x4_splat(0));
+#endif
+}
+
 // The same for any int8 weights w.
 inline v128_t sums4_s8(v128_t a, v128_t w) {
 #if defined(__wasm_relaxed_simd__)
     // w = (w & 127) - 128 * (w < 0): two 7-bit products.
-    const v128_t neg = sums4_u7(a, wasm_u8x16_shr(w, 7), wasm_i32x4_splat(0));
+    const v128_t neg = sums4_u7(a, wasm_u8x16_shr(w, 7));
     return sums4_u7(a, wasm_v128_and(w, wasm_i8x16_splat(0x7F)), wasm_i32x4_neg(wasm_i32x4_shl(neg, 7)));
 #else
     const v128_t p = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), wasm_i16x8_extend_low_i8x16(a));
@@ -77,7 +88,7 @@ inline v128_t sums4_s8(v128_t a, v128_t w) {
 // is computed once.
 inline v128_t bias_sums_of(v128_t a, int bias) {
     if (bias == 0) return wasm_i32x4_splat(0);
-    return wasm_i32x4_mul(sums4_u7(a, wasm_i8x16_splat(1), wasm_i32x4_splat(0)), wasm_i32x4_splat(bias));
+    return wasm_i32x4_mul(sums4_u7(a, wasm_i8x16_splat(1)), wasm_i32x4_splat(bias));
 }
 inline v128_t sums4_biased(v128_t a, v128_t w, v128_t bias_sums) {
     return sums4_u7(a, w, wasm_i32x4_neg(bias_sums));
