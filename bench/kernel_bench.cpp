@@ -58,6 +58,9 @@ double ns_per_block(const quant::MatmulKernel& k, const Shape& s, int tokens, in
             }
         }
     };
+    // Untimed first: WebAssembly engines start with a baseline compiler and
+    // swap in optimized code only for later calls.
+    for (const auto w0 = Clock::now(); std::chrono::duration<double>(Clock::now() - w0).count() < 0.1;) once();
     // Each sample repeats the product for at least 20 ms: browsers' clocks
     // are coarse (100 us unless the page is cross-origin isolated).
     double best = 1e30;

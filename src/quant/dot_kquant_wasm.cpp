@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
@@ -24,7 +26,7 @@ namespace smolinfer::quant::wasm {
 namespace {
 
 constexpr int kMaxTokens = 4;
-constexpr int kRows = 2;
+constexpr int kRows = 1;
 
 // Q4_K/Q5_K's 12 bytes of 6-bit scales and minimums as 8 + 8 bytes:
 // sc[0..7] the scales, sc[8..15] the minimums (llama.cpp's unpacking).
@@ -50,42 +52,56 @@ inline void min_products(const uint8_t sc[16], const BlockQ8_K& a, v128_t* lo, v
     *hi = wasm_i32x4_mul(gs_hi, wasm_u32x4_extend_high_u16x8(m));
 }
 
+// Bits of every byte moved by a constant: a 16-bit shift, then a mask.
+// (V8 has no 8-bit shifts on x86; its own lowering of one, and of any shift
+// by a variable amount, costs several instructions.) K < 0 shifts right.
+template <int K>
+inline v128_t move_bits(v128_t v, uint8_t mask) {
+    if constexpr (K > 0) v = wasm_i16x8_shl(v, K);
+    if constexpr (K < 0) v = wasm_u16x8_shr(v, -K);
+    return wasm_v128_and(v, wasm_i8x16_splat(int8_t(mask)));
+}
+
+// Calls f(std::integral_constant<int, i>) for i = 0 .. N-1: group and slice
+// indices known at compile time, so every shift is a constant.
+template <int N, class Fn>
+inline void unroll(Fn&& f) {
+    [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(
+        std::make_integer_sequence<int, N>{});
+}
+
 // The codes of a block as unsigned bytes, a 32-value group (or Q6_K
-// slice) at a time: lo = values 0..15 of it, hi = 16..31.
+// slice) G at a time: lo = values 0..15 of it, hi = 16..31.
 struct Q4K {
     using Block = BlockQ4_K;
-    static void codes(const Block& b, int g, v128_t& lo, v128_t& hi) {
-        const uint8_t* q = b.qs + 32 * (g / 2);
-        const int shift = 4 * (g % 2);
-        lo = wasm_v128_and(wasm_u8x16_shr(load16(q), shift), wasm_i8x16_splat(0x0F));
-        hi = wasm_v128_and(wasm_u8x16_shr(load16(q + 16), shift), wasm_i8x16_splat(0x0F));
+    template <int G>
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const uint8_t* q = b.qs + 32 * (G / 2);
+        lo = move_bits<-4 * (G % 2)>(load16(q), 0x0F);
+        hi = move_bits<-4 * (G % 2)>(load16(q + 16), 0x0F);
     }
 };
 
+// Q5_K: bit G of qh[l] is the fifth bit of value l of group G.
 struct Q5K {
     using Block = BlockQ5_K;
-    static void codes(const Block& b, int g, v128_t& lo, v128_t& hi) {
-        const uint8_t* q = b.qs + 32 * (g / 2);
-        const int shift = 4 * (g % 2);
-        const v128_t bit = wasm_i8x16_splat(0x10);
-        lo = wasm_v128_or(wasm_v128_and(wasm_u8x16_shr(load16(q), shift), wasm_i8x16_splat(0x0F)),
-                          wasm_v128_and(wasm_i8x16_shl(wasm_u8x16_shr(load16(b.qh), g), 4), bit));
-        hi = wasm_v128_or(wasm_v128_and(wasm_u8x16_shr(load16(q + 16), shift), wasm_i8x16_splat(0x0F)),
-                          wasm_v128_and(wasm_i8x16_shl(wasm_u8x16_shr(load16(b.qh + 16), g), 4), bit));
+    template <int G>
+    static void codes(const Block& b, v128_t& lo, v128_t& hi) {
+        const uint8_t* q = b.qs + 32 * (G / 2);
+        lo = wasm_v128_or(move_bits<-4 * (G % 2)>(load16(q), 0x0F), move_bits<4 - G>(load16(b.qh), 0x10));
+        hi = wasm_v128_or(move_bits<-4 * (G % 2)>(load16(q + 16), 0x0F), move_bits<4 - G>(load16(b.qh + 16), 0x10));
     }
 };
 
-// Q6_K slice s (0..7): the 6-bit codes + 32 (0..63).
-inline void q6_codes(const BlockQ6_K& b, int s, v128_t& lo, v128_t& hi) {
-    const int h = s / 4, k = s % 4;
-    const uint8_t* ql = b.ql + 64 * h + 32 * (k % 2);
-    const uint8_t* qh = b.qh + 32 * h;
-    const int lshift = 4 * (k / 2), hshift = 2 * k;
-    const v128_t three = wasm_i8x16_splat(3), fifteen = wasm_i8x16_splat(0x0F);
-    lo = wasm_v128_or(wasm_v128_and(wasm_u8x16_shr(load16(ql), lshift), fifteen),
-                      wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(load16(qh), hshift), three), 4));
-    hi = wasm_v128_or(wasm_v128_and(wasm_u8x16_shr(load16(ql + 16), lshift), fifteen),
-                      wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(load16(qh + 16), hshift), three), 4));
+// Q6_K slice S (0..7): the 6-bit codes + 32 (0..63): low 4 bits from ql
+// (nibble K / 2 of the bytes at 32 * (K % 2)), high 2 bits from qh bits 2K.
+template <int S>
+inline void q6_codes(const BlockQ6_K& b, v128_t& lo, v128_t& hi) {
+    constexpr int H = S / 4, K = S % 4;
+    const uint8_t* ql = b.ql + 64 * H + 32 * (K % 2);
+    const uint8_t* qh = b.qh + 32 * H;
+    lo = wasm_v128_or(move_bits<-4 * (K / 2)>(load16(ql), 0x0F), move_bits<4 - 2 * K>(load16(qh), 0x30));
+    hi = wasm_v128_or(move_bits<-4 * (K / 2)>(load16(ql + 16), 0x0F), move_bits<4 - 2 * K>(load16(qh + 16), 0x30));
 }
 
 struct Rows {
@@ -120,10 +136,11 @@ void q45_rows_tokens(size_t nb, const Rows& rows, const Acts& acts, float* out, 
             unpack_scales(rows.block<B>(r, i).scales, sc[r]);
             for (int t = 0; t < T; ++t) lanes[r][t][0] = lanes[r][t][1] = wasm_i32x4_splat(0);
         }
-        for (int g = 0; g < 8; ++g) {
+        unroll<8>([&](auto group) {
+            constexpr int g = group;
             for (int r = 0; r < R; ++r) {
                 v128_t lo, hi;
-                F::codes(rows.block<B>(r, i), g, lo, hi);
+                F::template codes<g>(rows.block<B>(r, i), lo, hi);
                 const v128_t scale = wasm_i16x8_splat(int16_t(sc[r][g]));
                 for (int t = 0; t < T; ++t) {
                     const int8_t* a = acts.block(t, i).qs + 32 * g;
@@ -131,7 +148,7 @@ void q45_rows_tokens(size_t nb, const Rows& rows, const Acts& acts, float* out, 
                     lanes[r][t][1] = wasm_i32x4_add(lanes[r][t][1], scaled_sums4(pairs_u7(load16(a + 16), hi), scale));
                 }
             }
-        }
+        });
         for (int r = 0; r < R; ++r) {
             const B& x = rows.block<B>(r, i);
             const float xd = fp16_to_f32(x.d), xmin = fp16_to_f32(x.dmin);
@@ -179,11 +196,12 @@ void q6_rows_tokens(size_t nb, const Rows& rows, const Acts& acts, float* out, s
         for (int r = 0; r < R; ++r) {
             for (int t = 0; t < T; ++t) lanes[r][t][0] = lanes[r][t][1] = wasm_i32x4_splat(0);
         }
-        for (int s = 0; s < 8; ++s) {
+        unroll<8>([&](auto slice) {
+            constexpr int s = slice;
             for (int r = 0; r < R; ++r) {
                 const BlockQ6_K& x = rows.block<BlockQ6_K>(r, i);
                 v128_t lo, hi;
-                q6_codes(x, s, lo, hi);
+                q6_codes<s>(x, lo, hi);
                 const v128_t s_lo = wasm_i16x8_splat(x.scales[2 * s]), s_hi = wasm_i16x8_splat(x.scales[2 * s + 1]);
                 for (int t = 0; t < T; ++t) {
                     const int8_t* a = acts.block(t, i).qs + 32 * s;
@@ -191,7 +209,7 @@ void q6_rows_tokens(size_t nb, const Rows& rows, const Acts& acts, float* out, s
                     lanes[r][t][1] = wasm_i32x4_add(lanes[r][t][1], scaled_sums4(pairs_u7(load16(a + 16), hi), s_hi));
                 }
             }
-        }
+        });
         for (int r = 0; r < R; ++r) {
             const BlockQ6_K& x = rows.block<BlockQ6_K>(r, i);
             const v128_t sc = wasm_v128_load(x.scales);
@@ -247,14 +265,16 @@ void q4k_chain_rows_tokens(size_t nb, const Rows& rows, const Acts& acts, float*
                 for (int r = 0; r < 4; ++r) scaled[r] = mins[r] = wasm_i32x4_splat(0);
                 for (int r = 0; r < R; ++r) {
                     const BlockQ4_K& x = rows.block<BlockQ4_K>(r, i);
-                    for (int g = g0; g < g1; ++g) {
+                    unroll<8>([&](auto group) {
+                        constexpr int g = group;
+                        if (g < g0 || g >= g1) return;
                         v128_t lo, hi;
-                        Q4K::codes(x, g, lo, hi);
+                        Q4K::codes<g>(x, lo, hi);
                         const v128_t scale = wasm_i16x8_splat(int16_t(sc[r][g]));
                         const int8_t* a = y.qs + 32 * g;
                         scaled[r] = wasm_i32x4_add(scaled[r], scaled_sums4(pairs_u7(load16(a), lo), scale));
                         scaled[r] = wasm_i32x4_add(scaled[r], scaled_sums4(pairs_u7(load16(a + 16), hi), scale));
-                    }
+                    });
                     // Groups g0..g1-1 of the minimum products: g0..g0+1 lie in plo or phi.
                     if (kPer64) {
                         const v128_t p = g0 < 4 ? plo[r] : phi[r];

@@ -31,7 +31,8 @@ inline v128_t fifth_bits(uint32_t qh, int first) {
 }
 
 inline v128_t low_nibbles(v128_t q) { return wasm_v128_and(q, wasm_i8x16_splat(0x0F)); }
-inline v128_t high_nibbles(v128_t q) { return wasm_u8x16_shr(q, 4); }
+// A 16-bit shift and the same mask: V8 lowers an 8-bit shift to more.
+inline v128_t high_nibbles(v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), wasm_i8x16_splat(0x0F)); }
 
 // Each format: its blocks, its activation format, its codes as unsigned
 // bytes (values 0..15 of the block in lo, 16..31 in hi) with value = code -
