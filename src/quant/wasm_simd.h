@@ -38,6 +38,15 @@ inline constexpr bool kRelaxed =
 
 inline v128_t load16(const void* p) { return wasm_v128_load(p); }
 
+// A constant held in a variable: read once through a volatile slot, so that
+// LLVM cannot turn each use back into an immediate, which V8 then builds
+// anew at every use (three instructions for most) instead of keeping it in
+// a register across the loop.
+inline v128_t hoisted(v128_t v) {
+    volatile v128_t slot = v;
+    return slot;
+}
+
 inline uint32_t load_u32(const void* p) {
     uint32_t v;
     std::memcpy(&v, p, 4);
