@@ -19,14 +19,26 @@ using model::KvCache;
 
 constexpr uint16_t kNaN = 0x7E00;
 
+// A random half, now and then a zero or a subnormal (the kernels convert
+// those another way than normal numbers).
+uint16_t random_half(std::mt19937& rng) {
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    switch (rng() % 64) {
+        case 0: return 0;
+        case 1: return 0x8000;
+        case 2: return uint16_t(rng() % 0x400);           // positive subnormal
+        case 3: return uint16_t(0x8000 | rng() % 0x400);  // negative subnormal
+        default: return quant::f32_to_fp16(d(rng));
+    }
+}
+
 // A cache whose first `filled` positions hold random halves, the rest NaN.
 void fill(KvCache& cache, int n_layer, int filled, std::mt19937& rng) {
-    std::normal_distribution<float> d(0.0f, 1.0f);
     for (int l = 0; l < n_layer; ++l) {
         for (int p = 0; p < cache.n_ctx(); ++p) {
             for (int i = 0; i < cache.kv_dim(); ++i) {
-                const uint16_t k = p < filled ? quant::f32_to_fp16(d(rng)) : kNaN;
-                const uint16_t v = p < filled ? quant::f32_to_fp16(d(rng)) : kNaN;
+                const uint16_t k = p < filled ? random_half(rng) : kNaN;
+                const uint16_t v = p < filled ? random_half(rng) : kNaN;
                 cache.k(l, p)[i] = k;
                 cache.set_v(l, p, i, v);
             }
@@ -55,32 +67,37 @@ TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
         for (const int n : {1, 2, 15, 16, 17, 63, 64, 65, 255, 256, 257, 300, 513, 700}) {
             fill(cache, 2, n, rng);
             std::normal_distribution<float> d(0.0f, 1.0f);
-            std::vector<float> q(static_cast<size_t>(head_dim)), w(static_cast<size_t>(n) + 64);
-            for (auto& x : q) x = quant::fp16_to_f32(quant::f32_to_fp16(d(rng)));
-            for (auto& x : w) x = quant::fp16_to_f32(quant::f32_to_fp16(std::abs(d(rng)) / float(n)));
-            for (size_t j = size_t(n); j < w.size(); ++j) w[j] = std::nanf("");  // never read as a weight
-            for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
-                SCOPED_TRACE("head_dim " + std::to_string(head_dim) + ", n " + std::to_string(n) + ", " +
-                             (order == AttentionOrder::Batch ? "batch" : "single"));
-                for (const int dim0 : {0, head_dim}) {
-                    std::vector<float> s_ref(static_cast<size_t>(n)), s_simd(static_cast<size_t>(n));
-                    ref.key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), head_dim, order, s_ref.data());
-                    simd->key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), head_dim, order,
-                                     s_simd.data());
-                    EXPECT_TRUE(same_bits(s_ref, s_simd)) << "key scores";
-                    std::vector<float> o_ref(static_cast<size_t>(head_dim)), o_simd(static_cast<size_t>(head_dim));
-                    ref.value_sums(cache, 1, dim0, head_dim, n, w.data(), order, o_ref.data());
-                    simd->value_sums(cache, 1, dim0, head_dim, n, w.data(), order, o_simd.data());
-                    EXPECT_TRUE(same_bits(o_ref, o_simd)) << "value sums";
-                    for (const float x : o_simd) ASSERT_FALSE(std::isnan(x));
+            for (const int n_q : {1, 3}) {
+                const size_t N = size_t(n), Q = size_t(n_q);
+                std::vector<float> q(Q * size_t(head_dim)), w(Q * N + 64);
+                for (auto& x : q) x = quant::fp16_to_f32(quant::f32_to_fp16(d(rng)));
+                for (auto& x : w) x = quant::fp16_to_f32(quant::f32_to_fp16(std::abs(d(rng)) / float(n)));
+                for (size_t j = Q * N; j < w.size(); ++j) w[j] = std::nanf("");  // never read as a weight
+                for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                    SCOPED_TRACE("head_dim " + std::to_string(head_dim) + ", n " + std::to_string(n) + ", " +
+                                 std::to_string(n_q) + " queries, " + (order == AttentionOrder::Batch ? "batch" : "single"));
+                    for (const int dim0 : {0, head_dim}) {
+                        std::vector<float> s_ref(Q * N), s_simd(Q * N);
+                        ref.key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
+                                       s_ref.data());
+                        simd->key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
+                                         s_simd.data());
+                        EXPECT_TRUE(same_bits(s_ref, s_simd)) << "key scores";
+                        std::vector<float> o_ref(Q * size_t(head_dim)), o_simd(Q * size_t(head_dim));
+                        ref.value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_ref.data());
+                        simd->value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_simd.data());
+                        EXPECT_TRUE(same_bits(o_ref, o_simd)) << "value sums";
+                        for (const float x : o_simd) ASSERT_FALSE(std::isnan(x));
+                    }
                 }
             }
         }
     }
 }
 
-// The whole head (scores, softmax, weights, value sums) with either kernel set.
-TEST(AttentionKernels, WholeHeadIsTheSameWithEitherKernels) {
+// Whole heads (scores, softmax, weights, value sums) with either kernel set,
+// one head at a time or the three of a KV head together.
+TEST(AttentionKernels, WholeHeadsAreTheSameWithEitherKernels) {
     const model::AttentionKernels* simd = simd_kernels();
     if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
     std::mt19937 rng(5);
@@ -88,15 +105,20 @@ TEST(AttentionKernels, WholeHeadIsTheSameWithEitherKernels) {
     KvCache cache(1, 400, 192);
     fill(cache, 1, 400, rng);
     std::normal_distribution<float> d(0.0f, 2.0f);
-    std::vector<float> q(64), scratch(2 * (400 + 64));
+    std::vector<float> q(3 * 64), scratch(model::attention_scratch_floats(3, 400));
     for (auto& x : q) x = d(rng);
     for (const int pos : {0, 1, 16, 100, 399}) {
         for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
-            std::vector<float> a(64), b(64);
-            model::attend_head(cache, 0, shape, 4, pos, q.data(), a.data(), scratch.data(), order,
-                               model::attention_kernels_reference());
-            model::attend_head(cache, 0, shape, 4, pos, q.data(), b.data(), scratch.data(), order, *simd);
+            std::vector<float> a(3 * 64), b(3 * 64), c(3 * 64);
+            model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), a.data(), scratch.data(), order,
+                                model::attention_kernels_reference());
+            model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), b.data(), scratch.data(), order, *simd);
+            for (int h = 0; h < 3; ++h) {
+                model::attend_heads(cache, 0, shape, 3 + h, 1, pos, q.data() + 64 * h, c.data() + 64 * h, scratch.data(),
+                                    order, *simd);
+            }
             EXPECT_TRUE(same_bits(a, b)) << "pos " << pos;
+            EXPECT_TRUE(same_bits(a, c)) << "pos " << pos << ", one head at a time";
         }
     }
 }

@@ -32,21 +32,27 @@ float dot_in_order(int n, A a, B b, AttentionOrder order, bool padded) {
                                                   [&](double sum, int i) { return sum + double(a(i) * b(i)); }));
 }
 
-void key_scores_ref(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
-                    float* scores) {
-    for (int j = 0; j < n; ++j) {
-        const uint16_t* k = keys + size_t(j) * key_stride;
-        scores[j] = dot_in_order(
-            head_dim, [&](int i) { return fp16_to_f32(k[i]); }, [&](int i) { return q[i]; }, order, false);
+void key_scores_ref(const uint16_t* keys, size_t key_stride, int n, const float* q, int n_q, int head_dim,
+                    AttentionOrder order, float* scores) {
+    for (int g = 0; g < n_q; ++g) {
+        const float* qg = q + size_t(g) * size_t(head_dim);
+        for (int j = 0; j < n; ++j) {
+            const uint16_t* k = keys + size_t(j) * key_stride;
+            scores[size_t(g) * size_t(n) + size_t(j)] = dot_in_order(
+                head_dim, [&](int i) { return fp16_to_f32(k[i]); }, [&](int i) { return qg[i]; }, order, false);
+        }
     }
 }
 
-void value_sums_ref(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+void value_sums_ref(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int n_q,
                     AttentionOrder order, float* out) {
-    for (int i = 0; i < head_dim; ++i) {
-        out[i] = dot_in_order(
-            n, [&](int j) { return fp16_to_f32(cache.v(layer, j, dim0 + i)); }, [&](int j) { return w[j]; }, order,
-            true);
+    for (int g = 0; g < n_q; ++g) {
+        const float* wg = w + size_t(g) * size_t(n);
+        for (int i = 0; i < head_dim; ++i) {
+            out[size_t(g) * size_t(head_dim) + size_t(i)] = dot_in_order(
+                n, [&](int j) { return fp16_to_f32(cache.v(layer, j, dim0 + i)); }, [&](int j) { return wg[j]; },
+                order, true);
+        }
     }
 }
 
@@ -66,40 +72,43 @@ const AttentionKernels& attention_kernels() {
     return best;
 }
 
-void attend_head(const KvCache& cache, int layer, const AttentionShape& shape, int head, int pos, const float* q,
-                 float* out, float* scratch, AttentionOrder order, const AttentionKernels& kernels) {
+void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
+                  const float* q, float* out, float* scratch, AttentionOrder order, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
-    const int kv_head = head / (shape.n_head / shape.n_head_kv);
+    const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
     const float scale = 1.0f / std::sqrt(float(hd));
     const int n = pos + 1;
+    const size_t N = size_t(n);
     // llama.cpp's GEMM needs the reduction length to be a multiple of 16;
     // otherwise it also takes the dot-product path.
     const AttentionOrder qk_order = (hd % 16 == 0) ? order : AttentionOrder::Single;
 
-    float qh[512];  // head_dim is checked to be <= 512 when the model loads
-    for (int i = 0; i < hd; ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
+    float* scores = scratch;                 // n_q x n
+    float* weights = scratch + size_t(n_q) * N;  // n_q x n
+    float* qh = weights + size_t(n_q) * N;       // n_q x head_dim (head_dim <= 512, checked at load)
+    for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
 
-    float* scores = scratch;
-    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, hd, qk_order, scores);
-    for (int t = 0; t < n; ++t) scores[t] *= scale;
-
-    // Softmax as ggml_vec_soft_max_f32: exponentials in chunks of 16 from
-    // position 0, each chunk summed as a vector, the chunk sums in double.
-    float max = -INFINITY;
-    for (int t = 0; t < n; ++t) max = std::max(max, scores[t]);
-    double sum = 0.0;
-    for (int c = 0; c < n; c += 16) {
-        float chunk[16] = {};
-        for (int l = 0; l < 16 && c + l < n; ++l) chunk[l] = scores[c + l] = exp_approx(scores[c + l] - max);
-        sum += double(quant::hsum16(chunk));
+    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, qk_order, scores);
+    for (int g = 0; g < n_q; ++g) {
+        float* s = scores + size_t(g) * N;
+        for (int t = 0; t < n; ++t) s[t] *= scale;
+        // Softmax as ggml_vec_soft_max_f32: exponentials in chunks of 16 from
+        // position 0, each chunk summed as a vector, the chunk sums in double.
+        float max = -INFINITY;
+        for (int t = 0; t < n; ++t) max = std::max(max, s[t]);
+        double sum = 0.0;
+        for (int c = 0; c < n; c += 16) {
+            float chunk[16] = {};
+            for (int l = 0; l < 16 && c + l < n; ++l) chunk[l] = s[c + l] = exp_approx(s[c + l] - max);
+            sum += double(quant::hsum16(chunk));
+        }
+        const float inv = float(1.0 / sum);
+        // The weights as the f16 values llama.cpp multiplies the values with.
+        float* w = weights + size_t(g) * N;
+        for (int t = 0; t < n; ++t) w[t] = fp16_to_f32(f32_to_fp16(s[t] * inv));
     }
-    const float inv = float(1.0 / sum);
-    // The weights as the f16 values llama.cpp multiplies the values with.
-    float* weights = scratch + n;
-    for (int t = 0; t < n; ++t) weights[t] = fp16_to_f32(f32_to_fp16(scores[t] * inv));
-
-    kernels.value_sums(cache, layer, off, hd, n, weights, order, out);
+    kernels.value_sums(cache, layer, off, hd, n, weights, n_q, order, out);
 }
 
 }  // namespace smolinfer::model

@@ -40,13 +40,8 @@ inline float hsum16(V16 v) {
 // ggml_vec_dot_f16's reduction of its four accumulators.
 inline float reduce4(const V16 a[4]) { return hsum16(add(add(a[0], a[2]), add(a[1], a[3]))); }
 
-void key_scores(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
-                float* scores) {
-    const bool vector_only = order == AttentionOrder::Batch ? head_dim % 16 == 0 : head_dim % 64 == 0;
-    if (!vector_only || head_dim > 512) {
-        attention_kernels_reference().key_scores(keys, key_stride, n, q, head_dim, order, scores);
-        return;
-    }
+void key_scores_one(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
+                    float* scores) {
     for (int j = 0; j < n; ++j) {
         const uint16_t* k = keys + size_t(j) * key_stride;
         if (order == AttentionOrder::Batch) {
@@ -71,8 +66,8 @@ inline V16 lanes_before(int j0, int n) {
             _mm256_castsi256_ps(_mm256_cmpgt_epi32(limit, _mm256_add_epi32(idx, _mm256_set1_epi32(8))))};
 }
 
-void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
-                AttentionOrder order, float* out) {
+void value_sums_one(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+                    AttentionOrder order, float* out) {
     constexpr int kB = KvCache::kBlock;
     const int full = n / 16 * 16;
     const V16 tail_mask = lanes_before(full, n);
@@ -88,6 +83,27 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
             a = add(a, p);
         }
         out[i] = order == AttentionOrder::Batch ? hsum16(acc[0]) : reduce4(acc);
+    }
+}
+
+// F16C converts halves in one instruction: nothing to share between the
+// query heads of a group.
+void key_scores(const uint16_t* keys, size_t key_stride, int n, const float* q, int n_q, int head_dim,
+                AttentionOrder order, float* scores) {
+    const bool vector_only = order == AttentionOrder::Batch ? head_dim % 16 == 0 : head_dim % 64 == 0;
+    if (!vector_only) {
+        attention_kernels_reference().key_scores(keys, key_stride, n, q, n_q, head_dim, order, scores);
+        return;
+    }
+    for (int g = 0; g < n_q; ++g) {
+        key_scores_one(keys, key_stride, n, q + size_t(g) * size_t(head_dim), head_dim, order, scores + size_t(g) * size_t(n));
+    }
+}
+
+void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int n_q,
+                AttentionOrder order, float* out) {
+    for (int g = 0; g < n_q; ++g) {
+        value_sums_one(cache, layer, dim0, head_dim, n, w + size_t(g) * size_t(n), order, out + size_t(g) * size_t(head_dim));
     }
 }
 

@@ -20,15 +20,18 @@ enum class AttentionOrder {
     Single,  // 4 x 16 lanes over steps of 64, then a fixed tree (ggml_vec_dot_f16)
 };
 
+// Both sums take the n_q query heads that share one KV head at once, so
+// that a kernel can convert each cached half once for all of them (GQA).
 struct AttentionKernels {
-    // scores[j] = key_j . q for j < n, key_j = keys + j * key_stride (head_dim
-    // halves); q holds head_dim values already rounded to half.
-    void (*key_scores)(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim,
+    // scores[g * n + j] = key_j . q_g for j < n, g < n_q, where key_j = keys +
+    // j * key_stride (head_dim halves) and q_g = q + g * head_dim holds
+    // values already rounded to half.
+    void (*key_scores)(const uint16_t* keys, size_t key_stride, int n, const float* q, int n_q, int head_dim,
                        AttentionOrder order, float* scores);
-    // out[i] = sum over j < n of value(j, dim0 + i) * w[j], for i < head_dim.
-    // llama.cpp sums over its cache padded to 256 positions, so in the
-    // Single order every term takes the vector path.
-    void (*value_sums)(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
+    // out[g * head_dim + i] = sum over j < n of value(j, dim0 + i) * w[g * n + j],
+    // for i < head_dim, g < n_q. llama.cpp sums over its cache padded to 256
+    // positions, so in the Single order every term takes the vector path.
+    void (*value_sums)(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int n_q,
                        AttentionOrder order, float* out);
 };
 

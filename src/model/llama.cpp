@@ -72,16 +72,27 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
             cache_.set_v(il, pos + t, int(i), quant::f32_to_fp16(v_[t * KV + i]));
         }
     }
+    // Work items: the query heads of one KV head for one token, together so
+    // that the kernels convert each cached half once for all of them -- or
+    // split in parts when there are too few items to keep every thread busy.
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim};
-    const size_t n_items = size_t(n) * size_t(c.n_head);
+    const int group = c.n_head / c.n_head_kv;
+    const int groups = n * c.n_head_kv;
+    const int parts = std::clamp((2 * pool.size() + groups - 1) / groups, 1, group);
+    const int part_heads = (group + parts - 1) / parts;
     const AttentionOrder order = n >= 2 ? AttentionOrder::Batch : AttentionOrder::Single;
+    const size_t items = size_t(groups) * size_t(parts);
     pool.run([&](int thread, int n_threads) {
-        float* scratch = &scores_[size_t(thread) * 2 * size_t(cache_.n_ctx() + 64)];
-        for (size_t item = size_t(thread); item < n_items; item += size_t(n_threads)) {
-            const int t = int(item / size_t(c.n_head));
-            const int h = int(item % size_t(c.n_head));
-            const size_t off = size_t(t) * Q + size_t(h * c.head_dim);
-            attend_head(cache_, il, shape, h, pos + t, &q_[off], &att_[off], scratch, order);
+        float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
+        const size_t begin = items * size_t(thread) / size_t(n_threads), end = items * size_t(thread + 1) / size_t(n_threads);
+        for (size_t item = begin; item < end; ++item) {
+            const int t = int(item / size_t(c.n_head_kv * parts));
+            const int kv = int(item / size_t(parts) % size_t(c.n_head_kv));
+            const int first = kv * group + int(item % size_t(parts)) * part_heads;
+            const int count = std::min(part_heads, (kv + 1) * group - first);
+            if (count <= 0) continue;
+            const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
+            attend_heads(cache_, il, shape, first, count, pos + t, &q_[off], &att_[off], scratch, order);
         }
     });
     matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}});
@@ -102,7 +113,8 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
     const size_t E = size_t(c.n_embd);
     if (score_threads_ != pool.size()) {
         score_threads_ = pool.size();
-        scores_.assign(size_t(score_threads_) * 2 * size_t(cache_.n_ctx() + 64), 0.0f);
+        scratch_per_thread_ = attention_scratch_floats(c.n_head / c.n_head_kv, cache_.n_ctx());
+        scores_.assign(size_t(score_threads_) * scratch_per_thread_, 0.0f);
     }
 
     for (int t = 0; t < n; ++t) {
