@@ -110,6 +110,40 @@ TEST(ActivationQuantizers, EveryIsaEqualsTheReferenceOnEdgeCases) {
     }
 }
 
+// Q8_K (the K-quants' activations) on 256-value blocks made to hit its
+// edges: the largest magnitude taken with its sign from its first
+// occurrence, ties at .5, zeros, subnormals, infinities and NaN.
+TEST(ActivationQuantizers, Q8KEveryIsaEqualsTheReferenceOnEdgeCases) {
+    std::mt19937 rng(23);
+    std::vector<std::vector<float>> blocks;
+    blocks.push_back(std::vector<float>(256, 0.0f));
+    std::vector<float> b(256);
+    for (int j = 0; j < 256; ++j) b[size_t(j)] = float(j % 32 - 16) * 0.5f;
+    b[7] = -127.0f;
+    b[200] = 127.0f;  // same magnitude, later: the sign comes from b[7]
+    blocks.push_back(b);
+    for (auto& v : b) v = std::ldexp(v, -140);  // subnormal
+    blocks.push_back(b);
+    for (const float special : {INFINITY, -INFINITY, NAN, 3.0e38f, -3.0e38f}) {
+        auto c = random_activations(256, rng);
+        c[size_t(rng() % 256)] = special;
+        blocks.push_back(c);
+    }
+    blocks.push_back(std::vector<float>(256, NAN));
+    for (int k = 0; k < 50; ++k) blocks.push_back(random_activations(256, rng));
+    const auto ref = quant::matmul_kernel(Type::Q4_K, 1, 256, quant::Isa::Reference);
+    for (const quant::Isa isa : kExactIsas) {
+        if (!quant::isa_available(isa)) continue;
+        const auto k = quant::matmul_kernel(Type::Q4_K, 1, 256, isa);
+        for (size_t i = 0; i < blocks.size(); ++i) {
+            std::vector<uint8_t> want(sizeof(quant::BlockQ8_K)), got(sizeof(quant::BlockQ8_K));
+            ref->quantize(blocks[i].data(), want.data(), 256);
+            k->quantize(blocks[i].data(), got.data(), 256);
+            ASSERT_EQ(want, got) << quant::isa_name(isa) << " block " << i;
+        }
+    }
+}
+
 TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
     const Type type = GetParam();
     const auto k = quant::matmul_kernel(type, 1, 256);

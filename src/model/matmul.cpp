@@ -17,12 +17,12 @@ constexpr int kRowTile = 16;
 // row-by-row dot, which streams each row's blocks in order, decoded 1.8x
 // faster natively with the AVX-512 tiles (zen4: 107 vs 60 tokens/s, make
 // bench); the WebAssembly tiles serve one token too (tile_min_tokens).
-void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, int t0, int t1, quant::DotFn dot,
-              quant::TileFn tile, int cols, float* y) {
+void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, uint64_t act_id, int t0, int t1,
+              quant::DotFn dot, quant::TileFn tile, int cols, float* y) {
     if (t0 >= t1) return;
     if (tile && t1 - t0 >= w.kernel.tile_min_tokens) {
         const quant::Tile t{w.row(r0), w.row_bytes, r1 - r0, act + size_t(t0) * act_row, act_row, t1 - t0,
-                            y + size_t(t0) * size_t(w.rows) + size_t(r0), size_t(w.rows)};
+                            y + size_t(t0) * size_t(w.rows) + size_t(r0), size_t(w.rows), act_id};
         tile(size_t(cols), t);
         return;
     }
@@ -55,6 +55,7 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
     }
     const size_t act_row = quant::row_bytes(quant::traits(k0.activation), size_t(cols));
     uint8_t* act = act_.data();
+    const uint64_t act_id = quant::new_activation_id();
     if (n_tokens == 1) {
         k0.quantize(x, act, size_t(cols));
     } else {
@@ -78,9 +79,9 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
                 const int r1 = std::min(w.rows, r0 + kRowTile);
                 const int batched = (w.kernel.dot_batched && n_tokens >= 2)
                                         ? n_tokens - n_tokens % w.kernel.batch_group : 0;
-                multiply(w, r0, r1, act, act_row, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols,
+                multiply(w, r0, r1, act, act_row, act_id, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols,
                          target.y);
-                multiply(w, r0, r1, act, act_row, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
+                multiply(w, r0, r1, act, act_row, act_id, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
             }
             tile += tiles_here;
         }

@@ -16,6 +16,7 @@
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/reference.h"
 #include "quant/wasm_simd.h"
 
 namespace smolinfer::quant::wasm {
@@ -134,10 +135,25 @@ constexpr int kChainRows = 4;  // rows whose chains share a vector (Q4_0 interle
 struct Prepared {
     std::vector<float> d, s;     // [block][kMaxTokens]
     std::vector<v128_t> bias;    // [block][kMaxTokens][2]
+    // What was prepared: the next tile of the same product (a decoding
+    // step's tiles all have the same one token) finds it ready.
+    uint64_t activation_id = 0;
+    const uint8_t* a = nullptr;
+    size_t nb = 0;
+    int t0 = -1, tokens = 0;
 };
 
 template <class F>
 void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
+    if (tile.activation_id != 0 && p.activation_id == tile.activation_id && p.a == tile.a && p.nb == nb && p.t0 == t0 &&
+        p.tokens == T) {
+        return;
+    }
+    p.activation_id = tile.activation_id;
+    p.a = tile.a;
+    p.nb = nb;
+    p.t0 = t0;
+    p.tokens = T;
     p.d.assign(nb * kMaxTokens, 0.0f);
     p.s.assign(nb * kMaxTokens, 0.0f);
     const bool biased = kRelaxed && F::kBias != 0;
@@ -352,6 +368,9 @@ void select(MatmulKernel& k, bool rows8, Isa isa) {
 #endif
     // The tiles serve one token too: rows share the activation's preparation.
     if (done) k.tile_min_tokens = 1;
+    if (k.quantize == ref::quantize_row_q8_0) k.quantize = quantize_row_q8_0;
+    if (k.quantize == ref::quantize_row_q8_1) k.quantize = quantize_row_q8_1;
+    if (k.quantize == ref::quantize_row_q8_K) k.quantize = quantize_row_q8_K;
 }
 
 }  // namespace smolinfer::quant::wasm

@@ -13,6 +13,10 @@ namespace smolinfer::quant::wasm {
 // WasmSimdFast or WasmRelaxed), where it has them; `rows8`: llama.cpp
 // interleaves the matrix's rows in eights (Q4_0, Q4_K).
 void select(MatmulKernel& k, bool rows8, Isa isa);
+// Activation quantizers (quantize_act_wasm.cpp), bit-identical to ref::'s.
+void quantize_row_q8_0(const float* x, void* dst, size_t n);
+void quantize_row_q8_1(const float* x, void* dst, size_t n);
+void quantize_row_q8_K(const float* x, void* dst, size_t n);
 #if defined(__wasm_relaxed_simd__)
 bool select_kquant_relaxed(MatmulKernel& k, bool rows8);
 #else

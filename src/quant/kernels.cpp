@@ -1,11 +1,18 @@
 #include "quant/kernels.h"
 
+#include <atomic>
+
 #include "quant/dot_avx2.h"
 #include "quant/dot_wasm.h"
 #include "quant/reference.h"
 #include "quant/tile_avx512.h"
 
 namespace smolinfer::quant {
+
+uint64_t new_activation_id() {
+    static std::atomic<uint64_t> next{0};
+    return ++next;
+}
 
 Isa best_isa() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -29,7 +29,14 @@ struct Tile {
     int tokens;
     float* out;
     size_t out_stride;  // floats from one token's outputs to the next
+    // Names the activation rows' contents (0: unnamed). Tiles of one matrix
+    // product share it, so a kernel may keep what it derived from the
+    // activations (scales as floats, ...) for the next tile.
+    uint64_t activation_id = 0;
 };
+
+// A fresh, never reused, nonzero Tile::activation_id.
+uint64_t new_activation_id();
 // Computes a whole tile, bit-identical to calling the kernel's dot for each
 // (row, token), but sharing loads and conversions between them.
 using TileFn = void (*)(size_t n, const Tile& tile);
