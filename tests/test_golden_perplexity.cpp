@@ -20,6 +20,8 @@ TEST_P(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
     const int n_ctx = golden["n_ctx"];
     SessionOptions o;
     o.context = n_ctx;
+    o.exact = !test::fast_arithmetic();
+    const bool fast = test::fast_arithmetic();
     const auto session = Session::open_file(test::model_path(GetParam()), o);
     const auto tokens = golden["token_ids"].get<std::vector<TokenId>>();
     const auto r = perplexity(*session, tokens, n_ctx);
@@ -29,14 +31,17 @@ TEST_P(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
         EXPECT_EQ(r.chunks[c].count, golden["chunks"][c]["count"].get<int>());
         // Per token, the chunk's mean negative log-likelihood agrees to 1e-3 nats.
         EXPECT_NEAR(r.chunks[c].nll_sum / r.chunks[c].count,
-                    golden["chunks"][c]["nll_sum"].get<double>() / golden["chunks"][c]["count"].get<double>(), 1e-3)
+                    golden["chunks"][c]["nll_sum"].get<double>() / golden["chunks"][c]["count"].get<double>(),
+                    fast ? 2e-2 : 1e-3)
             << "chunk " << c;
     }
     const double want = golden["ppl"];
     std::printf("perplexity (%s): ours %.6f, llama.cpp %.6f (%.4f%% apart)\n", GetParam().c_str(), r.ppl, want,
                 100 * std::abs(r.ppl / want - 1));
     EXPECT_NEAR(r.ppl, want, 0.01 * want);  // the bar: within 1%
-    EXPECT_NEAR(r.ppl, want, 1e-3 * want);  // what we actually hold ourselves to
+    // What we actually hold ourselves to; the plain WebAssembly build's fast
+    // arithmetic (not bit-exact) is held to 0.5%.
+    EXPECT_NEAR(r.ppl, want, (fast ? 5e-3 : 1e-3) * want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Model, GoldenPerplexity, ::testing::ValuesIn(test::golden_models()),

@@ -17,6 +17,9 @@ constexpr int kSpinIterations = 20000;
 }  // namespace
 
 int default_thread_count() {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    return 1;  // a WebAssembly build without threads cannot start one
+#endif
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : int(n);
 }

@@ -31,4 +31,9 @@ const std::vector<std::string>& golden_models() {
 
 std::string cli_path() { return SMOLINFER_CLI_PATH; }
 
+bool fast_arithmetic() {
+    const char* a = std::getenv("SMOLINFER_TEST_ARITHMETIC");
+    return a != nullptr && std::string(a) == "fast";
+}
+
 }  // namespace smolinfer::test

@@ -27,4 +27,10 @@ const std::vector<std::string>& golden_models();
 // The smolinfer command-line binary of this build.
 std::string cli_path();
 
+// True when the golden tests run against the fast, not bit-exact arithmetic
+// of the plain WebAssembly SIMD128 build (SMOLINFER_TEST_ARITHMETIC=fast,
+// set by scripts/run-tests for that build): sessions open with
+// SessionOptions::exact = false and the tests apply that build's bars.
+bool fast_arithmetic();
+
 }  // namespace smolinfer::test

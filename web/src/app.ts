@@ -1,5 +1,13 @@
 // The demo page: pick a model, watch it load, chat with it.
-import { createEngine, EngineError, type ChatMessage, type Engine, type LoadProgress, type ModelSource } from "./smolinfer.js";
+import {
+  createEngine,
+  EngineError,
+  type ChatMessage,
+  type CreateEngineOptions,
+  type Engine,
+  type LoadProgress,
+  type ModelSource,
+} from "./smolinfer.js";
 
 const HUB_MODEL = {
   label: "SmolLM2-135M-Instruct, Q8_0 (Hugging Face hub)",
@@ -51,7 +59,9 @@ const ui = {
 };
 
 let engine: Engine | null = null;
-let engineThreads: number | undefined;
+// From the page's address: ?threads=N, ?exact=1 (bit-exact even where that
+// is slow), ?simd=simd128|relaxed (force a build).
+let engineOptions: CreateEngineOptions = {};
 let serverModels: ServerModel[] = [];
 let conversation: ChatMessage[] = [];
 let loading: AbortController | null = null;
@@ -85,13 +95,14 @@ function describeError(e: unknown): string {
 function updateRuntime(): void {
   if (!engine) return;
   const s = engine.stats();
-  const build =
-    engine.build === "mt"
-      ? `${s.threads} threads`
-      : crossOriginIsolated
-        ? "1 thread"
-        : "1 thread (page not cross-origin isolated)";
-  ui.runtime.textContent = `WebAssembly · ${build} · memory ${mb(s.memoryBytes)}`;
+  const threads = engine.build.startsWith("mt")
+    ? `${s.threads} threads`
+    : crossOriginIsolated
+      ? "1 thread"
+      : "1 thread (page not cross-origin isolated)";
+  const simd = engine.build.endsWith("relaxed") ? "relaxed SIMD" : "SIMD128";
+  const exact = engine.exact ? "exact" : "fast (not bit-exact)";
+  ui.runtime.textContent = `WebAssembly ${simd} · ${threads} · ${exact} · memory ${mb(s.memoryBytes)}`;
 }
 
 function setBusy(state: "idle" | "loading" | "generating"): void {
@@ -141,7 +152,7 @@ async function liveEngine(): Promise<Engine | null> {
   if (engine?.alive) return engine;
   ui.runtime.textContent = "starting the engine…";
   try {
-    engine = await createEngine({ threads: engineThreads });
+    engine = await createEngine(engineOptions);
   } catch (e) {
     ui.runtime.textContent = "the engine did not start";
     showError(describeError(e));
@@ -370,7 +381,12 @@ async function main(): Promise<void> {
   setBusy("loading");
   ui.progress.hidden = true;
   const params = new URLSearchParams(location.search);
-  engineThreads = params.has("threads") ? Number(params.get("threads")) : undefined;
+  const simd = params.get("simd");
+  engineOptions = {
+    threads: params.has("threads") ? Number(params.get("threads")) : undefined,
+    exact: params.get("exact") === "1",
+    simd: simd === "relaxed" || simd === "simd128" ? simd : undefined,
+  };
   if (!(await liveEngine())) return;
   await listServerModels();
   setBusy("idle");

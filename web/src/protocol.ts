@@ -73,10 +73,17 @@ export interface GenerationStats {
 export interface EngineStats extends GenerationStats {
   threads: number;
   memoryBytes: number;
+  /** The WebAssembly build that runs, e.g. "mt-relaxed" (see Engine.build). */
+  build: BuildName;
+  /** Whether results are bit-identical to llama.cpp's (and the native CLI's). */
+  exact: boolean;
 }
 
+/** Threads ("mt") or one thread ("st"), relaxed SIMD or plain SIMD128. */
+export type BuildName = "mt-relaxed" | "st-relaxed" | "mt-simd128" | "st-simd128";
+
 export type Request =
-  | { id: number; op: "init"; threads: number }
+  | { id: number; op: "init"; threads: number; exact: boolean; simd?: "relaxed" | "simd128" }
   | { id: number; op: "load"; source: SourceSpec; contextSize?: number }
   | { id: number; op: "generate"; prompt: string; options: SamplingOptions }
   | { id: number; op: "chat"; messages: ChatMessage[]; options: SamplingOptions }
@@ -94,6 +101,7 @@ export type Response =
 
 export interface InitResult {
   threads: number;
-  build: "st" | "mt";
+  build: BuildName;
+  exact: boolean;
   memoryBytes: number;
 }

@@ -13,6 +13,7 @@
 // bad_input, crashed (the worker died: create a new engine), internal.
 
 import type {
+  BuildName,
   ChatMessage,
   EngineStats,
   ErrorCode,
@@ -25,7 +26,7 @@ import type {
   SourceSpec,
 } from "./protocol.js";
 
-export type { ChatMessage, EngineStats, ErrorCode, LoadProgress, ModelInfo, SamplingOptions } from "./protocol.js";
+export type { BuildName, ChatMessage, EngineStats, ErrorCode, LoadProgress, ModelInfo, SamplingOptions } from "./protocol.js";
 
 export class EngineError extends Error {
   constructor(
@@ -54,6 +55,18 @@ export interface GenerateOptions extends SamplingOptions {
 export interface CreateEngineOptions {
   /** Threads to use; more than one needs a cross-origin isolated page. Default: the hardware's, up to 4. */
   threads?: number;
+  /**
+   * Insist on results bit-identical to llama.cpp's. Where the browser has
+   * relaxed SIMD with a fused multiply-add (Chromium and Firefox on every
+   * x86 CPU with FMA and every ARM64) that is what runs anyway, at full
+   * speed. Elsewhere (Safari, old CPUs) the default is a fast path that
+   * multiplies, then adds, as other engines do: the same answers but for
+   * rare near-ties, several times faster than the exact emulation this
+   * option turns on. Engine.exact says which runs.
+   */
+  exact?: boolean;
+  /** Force the plain SIMD128 or the relaxed-SIMD build (for tests and benchmarks); default: the best. */
+  simd?: "relaxed" | "simd128";
 }
 
 type Pending = {
@@ -123,8 +136,11 @@ export class Engine {
       stop: "",
       threads: init.threads,
       memoryBytes: init.memoryBytes,
+      build: init.build,
+      exact: init.exact,
     };
     this.build = init.build;
+    this.exact = init.exact;
     worker.onmessage = (e: MessageEvent<Response>) => this.receive(e.data);
     // An error nobody caught in the worker: a request may never be answered.
     worker.onerror = (e) => {
@@ -134,8 +150,14 @@ export class Engine {
     worker.onmessageerror = () => this.crash("a message from the engine's worker could not be read");
   }
 
-  /** Which WebAssembly build runs: "mt" (threads) or "st" (one thread). */
-  readonly build: "st" | "mt";
+  /**
+   * Which WebAssembly build runs: "mt-" (threads) or "st-" (one thread),
+   * then "relaxed" (relaxed SIMD) or "simd128" (plain SIMD128).
+   */
+  readonly build: BuildName;
+
+  /** Whether results are bit-identical to llama.cpp's (see CreateEngineOptions.exact). */
+  readonly exact: boolean;
 
   /**
    * False once the engine cannot be used any more: its worker crashed (every
@@ -355,6 +377,10 @@ export async function createEngine(options: CreateEngineOptions = {}): Promise<E
   const hardware = typeof navigator !== "undefined" ? navigator.hardwareConcurrency || 1 : 1;
   const threads = options.threads ?? Math.min(hardware, 4);
   if (!Number.isInteger(threads) || threads < 1) throw new EngineError("bad_input", "threads must be an integer >= 1");
+  if (options.exact !== undefined && typeof options.exact !== "boolean") throw new EngineError("bad_input", "exact must be a boolean");
+  if (options.simd !== undefined && options.simd !== "relaxed" && options.simd !== "simd128") {
+    throw new EngineError("bad_input", 'simd must be "relaxed" or "simd128"');
+  }
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "smolinfer" });
   try {
     const init = await new Promise<InitResult>((resolve, reject) => {
@@ -367,7 +393,7 @@ export async function createEngine(options: CreateEngineOptions = {}): Promise<E
         e.preventDefault();
         reject(new EngineError("internal", `the engine's worker did not start: ${e.message || "an uncaught error"}`));
       };
-      worker.postMessage({ id: 0, op: "init", threads } satisfies Request);
+      worker.postMessage({ id: 0, op: "init", threads, exact: options.exact ?? false, simd: options.simd } satisfies Request);
     });
     return new Engine(worker, init);
   } catch (e) {

@@ -19,6 +19,7 @@ import type {
   SourceSpec,
 } from "./protocol.js";
 import * as store from "./model-store.js";
+import { chooseBuild, probeRelaxedSimd } from "./wasm-features.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -57,6 +58,7 @@ class EngineFailure extends Error {
 let wasm: WasmModule | null = null;
 let engine: WasmEngine | null = null;
 let threads = 1;
+let exact = true; // results bit-identical to llama.cpp's (the build and mode init() chose)
 let running: { id: number; op: "load" | "generate" } | null = null; // the load or generation under way
 let crashed: string | null = null; // why the WebAssembly engine is unusable, once it is
 const cancelled = new Set<number>();
@@ -135,12 +137,21 @@ function allocateModel(bytes: number, growing: boolean): number {
   );
 }
 
-async function init(requested: number): Promise<InitResult> {
+async function init(requested: number, wantExact: boolean, simd?: "relaxed" | "simd128"): Promise<InitResult> {
   const canThread =
     requested > 1 && (self as unknown as { crossOriginIsolated?: boolean }).crossOriginIsolated === true &&
     typeof SharedArrayBuffer !== "undefined";
-  const build = canThread ? "mt" : "st";
-  const url = new URL(`./wasm/smolinfer-${build}.js`, import.meta.url).href;
+  let choice;
+  try {
+    choice = chooseBuild(probeRelaxedSimd(), wantExact, simd);
+  } catch (e) {
+    throw new EngineFailure("bad_input", (e as Error).message);
+  }
+  exact = choice.exact;
+  const threading = canThread ? "mt" : "st";
+  const build = `${threading}-${choice.simd}` as const;
+  const file = `smolinfer-${threading}${choice.simd === "relaxed" ? "-relaxed" : ""}.js`;
+  const url = new URL(`./wasm/${file}`, import.meta.url).href;
   const factory = (await import(url)).default as (options?: object) => Promise<WasmModule>;
   // Emscripten calls onAbort before it throws (and, in the threaded build,
   // when one of its threads aborts).
@@ -149,7 +160,7 @@ async function init(requested: number): Promise<InitResult> {
   // The pthread pool is pre-spawned at its build size; ask for no more.
   threads = canThread ? Math.min(requested, 1 + 4) : 1;
   await store.sweepPartials().catch(() => undefined);
-  return { threads, build, memoryBytes: memoryBytes() };
+  return { threads, build, exact, memoryBytes: memoryBytes() };
 }
 
 // Streams a body into a fresh engine buffer. Allocates once when the size is
@@ -323,7 +334,7 @@ async function load(id: number, source: SourceSpec, contextSize: number | undefi
     throw new EngineFailure("aborted", "aborted by the caller");
   }
   progress({ phase: "init", loaded: size, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-  const result = engine!.load(ptr, size, { threads, contextSize: contextSize ?? 0 }); // takes the buffer
+  const result = engine!.load(ptr, size, { threads, contextSize: contextSize ?? 0, exact }); // takes the buffer
   if (typeof result.error === "string") throw loadFailure(result.error, contextSize);
   const info = result as unknown as ModelInfo;
   info.warnings = [...(info.warnings ?? []), ...warnings];
@@ -397,7 +408,7 @@ function busyError(op: Request["op"]): EngineFailure {
 }
 
 async function handle(req: Request): Promise<unknown> {
-  if (req.op === "init") return init(req.threads);
+  if (req.op === "init") return init(req.threads, req.exact, req.simd);
   if (req.op === "cancel") {
     // Only the running load or generation can be cancelled: the others are over.
     if (running?.id === req.target) {

@@ -27,10 +27,13 @@ function cliAnswer(tokens) {
   return JSON.parse(out).text;
 }
 
-test("multi-threaded build: greedy chat output equals the native CLI's", { timeout: TEST_TIMEOUT }, async () => {
+test("multi-threaded relaxed-SIMD build: greedy chat output equals the native CLI's", { timeout: TEST_TIMEOUT }, async () => {
   const page = await openPage();
   assert.equal(await page.evaluate(() => crossOriginIsolated), true);
-  assert.equal(await page.evaluate(() => window.smolinfer.engine.build), "mt");
+  // Chromium has relaxed SIMD, and on this x86 CPU relaxed_madd fuses: exact at full speed.
+  assert.equal(await page.evaluate(() => window.smolinfer.engine.build), "mt-relaxed");
+  assert.equal(await page.evaluate(() => window.smolinfer.engine.exact), true);
+  assert.match(await page.textContent("#runtime"), /relaxed SIMD .* exact/);
   assert.match(await page.textContent("#runtime"), /2 threads|[3-9] threads/);
   const answer = await askInPage(page, PROMPT);
   assert.equal(answer, cliAnswer(32));
@@ -58,11 +61,35 @@ test("the next visit loads the model from the saved copy, without a network requ
 test("single-threaded build (page not isolated): the same output", { timeout: TEST_TIMEOUT }, async () => {
   const page = await openPage("?isolation=off");
   assert.equal(await page.evaluate(() => crossOriginIsolated), false);
-  assert.equal(await page.evaluate(() => window.smolinfer.engine.build), "st");
+  assert.equal(await page.evaluate(() => window.smolinfer.engine.build), "st-relaxed");
   assert.match(await page.textContent("#runtime"), /1 thread/);
   const answer = await askInPage(page, PROMPT);
   assert.equal(answer, cliAnswer(32));
   await page.close();
+});
+
+// What a browser without relaxed SIMD (Safari) runs: plain SIMD128. By
+// default its fast arithmetic, which says it is not exact; with ?exact=1 the
+// double-precision emulation, which is.
+test("plain SIMD128 build: fast by default and says so; exact on request, equal to the native CLI", { timeout: TEST_TIMEOUT }, async () => {
+  const fast = await openPage("?simd=simd128");
+  assert.equal(await fast.evaluate(() => window.smolinfer.engine.build), "mt-simd128");
+  assert.equal(await fast.evaluate(() => window.smolinfer.engine.exact), false);
+  assert.match(await fast.textContent("#runtime"), /SIMD128 .* fast \(not bit-exact\)/);
+  // Not bit-exact, so not checked against the CLI token by token (it
+  // drifts from llama.cpp's answer about as far as llama.cpp's own builds
+  // drift from each other; the golden suites bound that in make test).
+  const answer = await askInPage(fast, PROMPT);
+  assert.ok(answer.length >= 20, `answer: ${JSON.stringify(answer)}`);
+  const stats = await fast.evaluate(() => window.smolinfer.engine.stats());
+  assert.equal(stats.build, "mt-simd128");
+  assert.equal(stats.exact, false);
+  await fast.close();
+
+  const exact = await openPage("?simd=simd128&exact=1");
+  assert.equal(await exact.evaluate(() => window.smolinfer.engine.exact), true);
+  assert.equal(await askInPage(exact, PROMPT, { maxTokens: 12 }), cliAnswer(12));
+  await exact.close();
 });
 
 test("the page stays responsive while the model generates", { timeout: TEST_TIMEOUT }, async () => {
