@@ -18,7 +18,9 @@ import { fileURLToPath } from "node:url";
 
 import { chromium } from "playwright-core";
 
+import { readGguf } from "./gguf.mjs";
 import { makePrompts } from "./prompts.mjs";
+import { bytesPerToken } from "./roofline.mjs";
 import { median } from "./stats.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,6 +54,30 @@ function assembleSite(models) {
     link(path.resolve(m.file), at);
   }
   return { site, modelDir };
+}
+
+// Chromium's renderer processes (the page and its workers live in one) and
+// their peak resident memory, from /proc.
+function rendererPids() {
+  const pids = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes("--type=renderer")) pids.push(d);
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+function peakRss(pid) {
+  try {
+    const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmHWM:\s+(\d+) kB/);
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 const freePort = () =>
@@ -94,7 +120,9 @@ async function runCase(context, origin, model, c, maxTokens) {
   // smolinfer at one thread: its single-threaded build, which a page that is
   // not cross-origin isolated gets. Everything else runs isolated.
   const isolated = !(c.engine === "smolinfer" && c.threads === 1);
+  const before = new Set(rendererPids());
   const page = await context.newPage();
+  let mine = [];
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
@@ -105,6 +133,7 @@ async function runCase(context, origin, model, c, maxTokens) {
   let timer;
   try {
     await page.goto(`${origin}/bench/index.html${isolated ? "" : "?isolation=off"}`);
+    mine = rendererPids().filter((p) => !before.has(p));
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: phaseLimitSeconds.page * 1000 });
     const args = {
       modelUrl: `/models/${encodeURIComponent(path.basename(model.file))}`,
@@ -113,6 +142,7 @@ async function runCase(context, origin, model, c, maxTokens) {
       prompts: model.prompts,
       maxTokens,
       flashAttention: c.flashAttention ?? false,
+      simd: c.simd,
     };
     const timeout = new Promise((_, reject) => {
       timer = setInterval(() => {
@@ -124,7 +154,10 @@ async function runCase(context, origin, model, c, maxTokens) {
     });
     const work = page.evaluate(({ engine, args }) => window.bench[engine](args), { engine: c.engine, args });
     work.catch(() => {}); // after a stall it rejects when the page closes
-    return await Promise.race([work, timeout]);
+    const out = await Promise.race([work, timeout]);
+    // This page's renderer (a page that shares one with another gives NaN).
+    out.peakRendererBytes = mine.length === 1 ? peakRss(mine[0]) : NaN;
+    return out;
   } catch (e) {
     const detail = pageErrors.length ? ` (page: ${pageErrors.slice(-3).join(" | ")})` : "";
     return { error: `${e.message.split("\n")[0]}${detail}` };
@@ -156,6 +189,8 @@ export async function runBrowserPart(config, results, log) {
   });
   const cases = config.threads.flatMap((threads) => [
     { engine: "smolinfer", name: "smolinfer", threads },
+    // What a browser without relaxed SIMD gets (Safari): plain SIMD128, fast arithmetic.
+    { engine: "smolinfer", name: "smolinfer simd128", threads, simd: "simd128" },
     { engine: "wllama", name: "wllama fa=off", threads, flashAttention: false },
     ...(config.wllamaFaAuto ? [{ engine: "wllama", name: "wllama fa=auto", threads, flashAttention: true }] : []),
   ]);
@@ -182,6 +217,12 @@ export async function runBrowserPart(config, results, log) {
           threads: c.threads,
           engine: c.name,
           build: out.build,
+          exact: out.exact,
+          readySeconds: out.readySeconds,
+          peakRendererBytes: out.peakRendererBytes,
+          // What the engine must hold: the file and (smolinfer) its f16 KV cache at the loaded context.
+          fileBytes: fs.statSync(model.file).size,
+          kvBytes: out.contextSize ? bytesPerToken(readGguf(model.file), 0).kvPerPosition * out.contextSize : NaN,
           pp: median(out.runs.map((r) => r.prefillTps)),
           tg: median(out.runs.map((r) => r.decodeTps)),
           wallSeconds: median(out.runs.map((r) => r.wallSeconds)),
