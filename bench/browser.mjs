@@ -56,8 +56,10 @@ function assembleSite(models) {
   return { site, modelDir };
 }
 
-// Chromium's renderer processes (the page and its workers live in one) and
-// their peak resident memory, from /proc.
+// Chromium's renderer processes (a page and its workers live in one) and
+// their peak resident memory, from /proc. One page is open at a time, so
+// the largest peak among them is that page's (the others are spares
+// Chromium keeps ready).
 function rendererPids() {
   const pids = [];
   for (const d of fs.readdirSync("/proc")) {
@@ -120,9 +122,7 @@ async function runCase(context, origin, model, c, maxTokens) {
   // smolinfer at one thread: its single-threaded build, which a page that is
   // not cross-origin isolated gets. Everything else runs isolated.
   const isolated = !(c.engine === "smolinfer" && c.threads === 1);
-  const before = new Set(rendererPids());
   const page = await context.newPage();
-  let mine = [];
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
@@ -133,7 +133,6 @@ async function runCase(context, origin, model, c, maxTokens) {
   let timer;
   try {
     await page.goto(`${origin}/bench/index.html${isolated ? "" : "?isolation=off"}`);
-    mine = rendererPids().filter((p) => !before.has(p));
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: phaseLimitSeconds.page * 1000 });
     const args = {
       modelUrl: `/models/${encodeURIComponent(path.basename(model.file))}`,
@@ -155,8 +154,7 @@ async function runCase(context, origin, model, c, maxTokens) {
     const work = page.evaluate(({ engine, args }) => window.bench[engine](args), { engine: c.engine, args });
     work.catch(() => {}); // after a stall it rejects when the page closes
     const out = await Promise.race([work, timeout]);
-    // This page's renderer (a page that shares one with another gives NaN).
-    out.peakRendererBytes = mine.length === 1 ? peakRss(mine[0]) : NaN;
+    out.peakRendererBytes = Math.max(...rendererPids().map(peakRss).filter(Number.isFinite));
     return out;
   } catch (e) {
     const detail = pageErrors.length ? ` (page: ${pageErrors.slice(-3).join(" | ")})` : "";
@@ -164,6 +162,8 @@ async function runCase(context, origin, model, c, maxTokens) {
   } finally {
     clearInterval(timer);
     await page.close().catch(() => {});
+    // Let the closed page's renderer exit before the next case measures.
+    for (const t0 = Date.now(); rendererPids().length > 1 && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 100));
   }
 }
 

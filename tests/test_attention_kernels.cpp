@@ -95,6 +95,28 @@ TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
     }
 }
 
+// The softmax on scores spread from a few units (every weight a normal half)
+// to hundreds (exponentials that underflow to subnormal floats and to zero,
+// weights that are subnormal halves), and lengths around every chunk.
+TEST(AttentionKernels, SoftmaxEqualsReferenceBitForBit) {
+    const model::AttentionKernels* simd = simd_kernels();
+    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
+    const model::AttentionKernels& ref = model::attention_kernels_reference();
+    std::mt19937 rng(7);
+    for (const float spread : {1.0f, 10.0f, 60.0f, 300.0f}) {
+        for (const int n : {1, 3, 4, 5, 15, 16, 17, 33, 100, 257}) {
+            std::normal_distribution<float> d(0.0f, spread);
+            std::vector<float> s(static_cast<size_t>(n));
+            for (auto& x : s) x = d(rng);
+            std::vector<float> s_ref = s, s_simd = s, w_ref(s.size()), w_simd(s.size());
+            ref.softmax(s_ref.data(), n, 0.125f, w_ref.data());
+            simd->softmax(s_simd.data(), n, 0.125f, w_simd.data());
+            EXPECT_TRUE(same_bits(s_ref, s_simd)) << "exponentials, spread " << spread << ", n " << n;
+            EXPECT_TRUE(same_bits(w_ref, w_simd)) << "weights, spread " << spread << ", n " << n;
+        }
+    }
+}
+
 // Whole heads (scores, softmax, weights, value sums) with either kernel set,
 // one head at a time or the three of a KV head together.
 TEST(AttentionKernels, WholeHeadsAreTheSameWithEitherKernels) {

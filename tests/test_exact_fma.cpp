@@ -37,6 +37,17 @@ TEST(ExactFma, MidpointProductsWithATinyAddend) {
     for (const float c : {-0x1p-80f, -0x1p-60f}) EXPECT_EQ(quant::fma_via_double(a, a, c), 1.0f + 0x1p-11f) << c;
 }
 
+// Infinities and NaN come out as the instruction gives them (the error
+// term of the emulation would be NaN).
+TEST(ExactFma, InfinitiesAndNan) {
+    EXPECT_EQ(quant::fma_via_double(-INFINITY, 1.5f, 3.0f), -INFINITY);
+    EXPECT_EQ(quant::fma_via_double(2.0f, 3.0f, INFINITY), INFINITY);
+    EXPECT_EQ(quant::fma_via_double(3.0e38f, 10.0f, 0.0f), INFINITY);  // overflow
+    EXPECT_TRUE(std::isnan(quant::fma_via_double(INFINITY, 0.0f, 1.0f)));
+    EXPECT_TRUE(std::isnan(quant::fma_via_double(INFINITY, 1.0f, -INFINITY)));
+    EXPECT_TRUE(std::isnan(quant::fma_via_double(NAN, 1.0f, 1.0f)));
+}
+
 // The form this build uses: the instruction, the emulation, or relaxed SIMD's
 // madd, which is exact only where the CPU fuses it (true on every machine the
 // tests run on; the browser worker checks the same before it says "exact").

@@ -199,5 +199,29 @@ TEST(Fp16Branchless, EveryHalfMatchesTheBranchyConversion) {
     }
 }
 
+// The row conversion (SIMD in WebAssembly) against the scalar one, on floats
+// of every class: each half's value and its neighbours, the midpoints
+// between halves, random bit patterns, zeros, subnormals, overflow, NaN.
+TEST(Fp16Row, EqualsTheScalarConversion) {
+    std::vector<float> x;
+    for (uint32_t h = 0; h < 0x10000; h += 7) {
+        const float f = quant::fp16_to_f32_soft(uint16_t(h));
+        x.push_back(f);
+        x.push_back(std::nextafter(f, INFINITY));
+        x.push_back(std::nextafter(f, -INFINITY));
+    }
+    std::mt19937 rng(21);
+    for (int i = 0; i < 200000; ++i) x.push_back(quant::bits_to_f32(uint32_t(rng())));
+    for (const float f : {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e9f, INFINITY, -INFINITY, NAN, 0x1p-25f, 0x1.8p-25f,
+                          0x1p-24f, 0x1.fffffep-15f, 0x1p-14f}) {
+        x.push_back(f);
+    }
+    std::vector<uint16_t> got(x.size());
+    quant::f32_to_fp16_row(x.data(), got.data(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_EQ(got[i], quant::f32_to_fp16_soft(x[i])) << "at " << i << ": " << x[i];
+    }
+}
+
 }  // namespace
 }  // namespace smolinfer

@@ -188,5 +188,32 @@ TEST(ThreadPool, DestroyedWhileWorkersSleep) {
     });
 }
 
+// Dynamic ranges: every index exactly once, in ranges of the chunk size
+// (the last one shorter; one thread takes all at once), each on a valid
+// thread, whatever thread is slow.
+TEST(ThreadPool, DynamicRangesCoverEveryIndexOnce) {
+    within(30s, "dynamic ranges", [] {
+        for (const int threads : {1, 2, 3}) {
+            ThreadPool pool(threads);
+            for (const size_t n : {size_t(0), size_t(1), size_t(7), size_t(64), size_t(1001)}) {
+                for (const size_t chunk : {size_t(1), size_t(5), size_t(64), size_t(2000)}) {
+                    std::vector<std::atomic<int>> hits(n);
+                    std::atomic<bool> bad_range{false}, bad_thread{false};
+                    pool.parallel_for_dynamic(n, chunk, [&](int thread, size_t b, size_t e) {
+                        if (thread < 0 || thread >= threads) bad_thread = true;
+                        const size_t most = threads == 1 ? n : chunk;
+                        if (e <= b || e - b > most || (e - b < most && e != n)) bad_range = true;
+                        if (thread == 1) std::this_thread::sleep_for(1ms);  // a slow thread
+                        for (size_t i = b; i < e; ++i) hits[i]++;
+                    });
+                    EXPECT_FALSE(bad_range) << "n " << n << " chunk " << chunk;
+                    EXPECT_FALSE(bad_thread);
+                    for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "n " << n << " chunk " << chunk;
+                }
+            }
+        }
+    });
+}
+
 }  // namespace
 }  // namespace smolinfer::runtime

@@ -56,10 +56,25 @@ void value_sums_ref(const KvCache& cache, int layer, int dim0, int head_dim, int
     }
 }
 
+void softmax_ref(float* s, int n, float scale, float* w) {
+    for (int t = 0; t < n; ++t) s[t] *= scale;
+    float max = -INFINITY;
+    for (int t = 0; t < n; ++t) max = std::max(max, s[t]);
+    double sum = 0.0;
+    for (int c = 0; c < n; c += 16) {
+        float chunk[16] = {};
+        for (int l = 0; l < 16 && c + l < n; ++l) chunk[l] = s[c + l] = exp_approx(s[c + l] - max);
+        sum += double(quant::hsum16(chunk));
+    }
+    const float inv = float(1.0 / sum);
+    // The weights as the f16 values llama.cpp multiplies the values with.
+    for (int t = 0; t < n; ++t) w[t] = fp16_to_f32(f32_to_fp16(s[t] * inv));
+}
+
 }  // namespace
 
 const AttentionKernels& attention_kernels_reference() {
-    static const AttentionKernels k{key_scores_ref, value_sums_ref};
+    static const AttentionKernels k{key_scores_ref, value_sums_ref, softmax_ref};
     return k;
 }
 
@@ -90,24 +105,7 @@ void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, 
     for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
 
     kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, qk_order, scores);
-    for (int g = 0; g < n_q; ++g) {
-        float* s = scores + size_t(g) * N;
-        for (int t = 0; t < n; ++t) s[t] *= scale;
-        // Softmax as ggml_vec_soft_max_f32: exponentials in chunks of 16 from
-        // position 0, each chunk summed as a vector, the chunk sums in double.
-        float max = -INFINITY;
-        for (int t = 0; t < n; ++t) max = std::max(max, s[t]);
-        double sum = 0.0;
-        for (int c = 0; c < n; c += 16) {
-            float chunk[16] = {};
-            for (int l = 0; l < 16 && c + l < n; ++l) chunk[l] = s[c + l] = exp_approx(s[c + l] - max);
-            sum += double(quant::hsum16(chunk));
-        }
-        const float inv = float(1.0 / sum);
-        // The weights as the f16 values llama.cpp multiplies the values with.
-        float* w = weights + size_t(g) * N;
-        for (int t = 0; t < n; ++t) w[t] = fp16_to_f32(f32_to_fp16(s[t] * inv));
-    }
+    for (int g = 0; g < n_q; ++g) kernels.softmax(scores + size_t(g) * N, n, scale, weights + size_t(g) * N);
     kernels.value_sums(cache, layer, off, hd, n, weights, n_q, order, out);
 }
 

@@ -110,7 +110,7 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
 }  // namespace
 
 const AttentionKernels* attention_kernels_avx2() {
-    static const AttentionKernels k{key_scores, value_sums};
+    static const AttentionKernels k{key_scores, value_sums, attention_kernels_reference().softmax};
     static const bool ok = __builtin_cpu_supports("avx2") && runtime::cpu_has_f16c();
     return ok ? &k : nullptr;
 }

@@ -33,6 +33,11 @@ struct AttentionKernels {
     // positions, so in the Single order every term takes the vector path.
     void (*value_sums)(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int n_q,
                        AttentionOrder order, float* out);
+    // One head's softmax as llama.cpp computes it (ggml_vec_soft_max_f32
+    // with its polynomial exp): s[t] *= scale; s[t] = exp(s[t] - max),
+    // summed in chunks of 16 from position 0, the chunk sums in double;
+    // w[t] = the f16 value of s[t] / sum, for t < n.
+    void (*softmax)(float* s, int n, float scale, float* w);
 };
 
 const AttentionKernels& attention_kernels_reference();

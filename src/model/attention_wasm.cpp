@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "model/vector_math_wasm.h"
 #include "quant/wasm_simd.h"
 
 namespace smolinfer::model {
@@ -148,10 +149,52 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
     }
 }
 
+// The reference's softmax four lanes at a time: the same exponentials (an
+// exact vector form of exp_approx), the same chunk sums (hsum16 of each 16,
+// in double), the same f16 weights.
+void softmax(float* s, int n, float scale, float* w) {
+    const int full = n / 4 * 4;
+    const v128_t sc = wasm_f32x4_splat(scale);
+    v128_t m = wasm_f32x4_splat(-__builtin_inff());
+    for (int t = 0; t < full; t += 4) {
+        const v128_t v = wasm_f32x4_mul(wasm_v128_load(s + t), sc);
+        wasm_v128_store(s + t, v);
+        m = wasm_f32x4_pmax(m, v);  // as std::max(max, s): NaN is skipped
+    }
+    alignas(16) float lanes[4];
+    wasm_v128_store(lanes, m);
+    float max = lanes[0];
+    for (int l = 1; l < 4; ++l) max = std::max(max, lanes[l]);
+    for (int t = full; t < n; ++t) max = std::max(max, s[t] *= scale);
+    const v128_t mx = wasm_f32x4_splat(max);
+    double sum = 0.0;
+    for (int c = 0; c < n; c += 16) {
+        alignas(16) float chunk[16] = {};
+        const int len = std::min(16, n - c);
+        std::copy(s + c, s + c + len, chunk);
+        V16 e;
+        for (int k = 0; k < 4; ++k) e.v[k] = wasm::exp_approx4(wasm_f32x4_sub(wasm_v128_load(chunk + 4 * k), mx));
+        // Lanes past n count as 0 in the chunk's sum, as in the reference.
+        for (int k = 0; k < 4; ++k) {
+            if (4 * k >= len) e.v[k] = wasm_f32x4_splat(0.0f);
+            wasm_v128_store(chunk + 4 * k, e.v[k]);
+        }
+        for (int l = len; l < 16; ++l) chunk[l] = 0.0f;
+        std::copy(chunk, chunk + len, s + c);
+        sum += double(hsum16(load16(chunk)));
+    }
+    const v128_t inv = wasm_f32x4_splat(float(1.0 / sum));
+    for (int t = 0; t < full; t += 4) wasm_v128_store(w + t, wasm::round_to_half4(wasm_f32x4_mul(wasm_v128_load(s + t), inv)));
+    for (int t = full; t < n; ++t) {
+        alignas(16) float one[4] = {s[t], 0, 0, 0};
+        w[t] = wasm_f32x4_extract_lane(wasm::round_to_half4(wasm_f32x4_mul(wasm_v128_load(one), inv)), 0);
+    }
+}
+
 }  // namespace
 
 const AttentionKernels* attention_kernels_wasm() {
-    static const AttentionKernels k{key_scores, value_sums};
+    static const AttentionKernels k{key_scores, value_sums, softmax};
     return &k;
 }
 

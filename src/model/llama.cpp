@@ -13,7 +13,20 @@ namespace smolinfer::model {
 
 namespace {
 constexpr int kMaxHeadDim = 512;  // attention keeps one query head on the stack
+
+// fn(t) for every token: across the threads for a batch, on the calling
+// thread alone for one token (a barrier would cost more than it saves).
+template <typename Fn>
+void for_tokens(runtime::ThreadPool& pool, int n, Fn&& fn) {
+    if (n == 1) {
+        fn(0);
+        return;
+    }
+    pool.parallel_for(size_t(n), [&](size_t b, size_t e) {
+        for (size_t t = b; t < e; ++t) fn(int(t));
+    });
 }
+}  // namespace
 
 std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes, quant::Isa isa) {
     auto m = std::shared_ptr<LlamaModel>(new LlamaModel());
@@ -46,12 +59,13 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
     up_.resize(b * size_t(c.n_ff));
     logits_.resize(b * size_t(c.n_vocab));
     rope_.resize(b * size_t(c.rope_dim));
+    v_half_.resize(b * size_t(c.kv_dim()));
 }
 
 size_t Forward::memory_bytes() const {
     size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
                     up_.size() + logits_.size() + scores_.size() + rope_.size();
-    return size_t(cache_.bytes()) + floats * sizeof(float);  // allocated, so it fits
+    return size_t(cache_.bytes()) + floats * sizeof(float) + v_half_.size() * sizeof(uint16_t);  // allocated, so it fits
 }
 
 void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
@@ -60,18 +74,18 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     const size_t E = size_t(c.n_embd), Q = size_t(c.q_dim()), KV = size_t(c.kv_dim()), F = size_t(c.n_ff);
 
     // Attention block.
-    for (int t = 0; t < n; ++t) rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps);
+    for_tokens(pool, n, [&](int t) { rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps); });
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}});
-    for (int t = 0; t < n; ++t) {
+    for_tokens(pool, n, [&](int t) {
         const float* cs = &rope_[size_t(t) * size_t(c.rope_dim)];
         for (int h = 0; h < c.n_head; ++h) rope_rotate(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, cs);
         for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, cs);
-        uint16_t* kc = cache_.k(il, pos + t);
-        for (size_t i = 0; i < KV; ++i) {
-            kc[i] = quant::f32_to_fp16(k_[t * KV + i]);
-            cache_.set_v(il, pos + t, int(i), quant::f32_to_fp16(v_[t * KV + i]));
-        }
-    }
+        quant::f32_to_fp16_row(&k_[t * KV], cache_.k(il, pos + t), KV);
+        // V is stored transposed: convert the row, then scatter it.
+        uint16_t* vh = &v_half_[size_t(t) * KV];
+        quant::f32_to_fp16_row(&v_[t * KV], vh, KV);
+        for (size_t i = 0; i < KV; ++i) cache_.set_v(il, pos + t, int(i), vh[i]);
+    });
     // Work items: the query heads of one KV head for one token, together so
     // that the kernels convert each cached half once for all of them -- or
     // split in parts when there are too few items to keep every thread busy.
@@ -82,9 +96,8 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     const int part_heads = (group + parts - 1) / parts;
     const AttentionOrder order = n >= 2 ? AttentionOrder::Batch : AttentionOrder::Single;
     const size_t items = size_t(groups) * size_t(parts);
-    pool.run([&](int thread, int n_threads) {
+    pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
         float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
-        const size_t begin = items * size_t(thread) / size_t(n_threads), end = items * size_t(thread + 1) / size_t(n_threads);
         for (size_t item = begin; item < end; ++item) {
             const int t = int(item / size_t(c.n_head_kv * parts));
             const int kv = int(item / size_t(parts) % size_t(c.n_head_kv));
@@ -96,14 +109,23 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
         }
     });
     matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}});
-    for (int t = 0; t < n; ++t) add(&x_[t * E], &xn_[t * E], E);
+    // The residual add and the next norm, token by token (rows are independent).
+    for_tokens(pool, n, [&](int t) {
+        add(&x_[t * E], &xn_[t * E], E);
+        rms_norm(&x_[t * E], w.ffn_norm.data(), &xn_[t * E], E, c.rms_eps);
+    });
 
     // Feed-forward block.
-    for (int t = 0; t < n; ++t) rms_norm(&x_[t * E], w.ffn_norm.data(), &xn_[t * E], E, c.rms_eps);
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}});
-    for (int t = 0; t < n; ++t) swiglu(&gate_[t * F], &up_[t * F], F);
+    // Element-wise over all tokens at once, split across the threads (in
+    // multiples of 4 values: whole SIMD vectors).
+    const size_t nf = size_t(n) * F;
+    pool.parallel_for(nf / 4, [&](size_t b, size_t e) {
+        const size_t end = e * 4 == nf / 4 * 4 ? nf : e * 4;
+        swiglu(&gate_[b * 4], &up_[b * 4], end - b * 4);
+    });
     matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}});
-    for (int t = 0; t < n; ++t) add(&x_[t * E], &xn_[t * E], E);
+    for_tokens(pool, n, [&](int t) { add(&x_[t * E], &xn_[t * E], E); });
 }
 
 std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const int32_t> tokens, int pos, bool all_logits) {

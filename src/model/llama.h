@@ -64,6 +64,7 @@ private:
     // Scratch, max_batch rows each.
     std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, logits_;
     std::vector<float> rope_;    // (cos, sin) pairs per token of the batch
+    std::vector<uint16_t> v_half_;  // a token's V as halves, before the transposed store
     std::vector<float> scores_;  // per thread: attention scratch (scratch_per_thread_ floats)
     size_t scratch_per_thread_ = 0;
     int score_threads_ = 0;

@@ -67,7 +67,11 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
     // Row tiles of all targets, numbered consecutively, split among threads.
     int n_tiles = 0;
     for (const MatmulTarget& t : targets) n_tiles += (t.w->rows + kRowTile - 1) / kRowTile;
-    pool.parallel_for(size_t(n_tiles), [&](size_t tile_begin, size_t tile_end) {
+    // Taken by whichever thread is free: threads do not finish together
+    // (in browsers a worker is woken late now and then), and a result does
+    // not depend on which thread computes it.
+    const size_t chunk = std::max<size_t>(1, size_t(n_tiles) / (8 * size_t(pool.size())));
+    pool.parallel_for_dynamic(size_t(n_tiles), chunk, [&](int, size_t tile_begin, size_t tile_end) {
         size_t tile = 0;
         for (const MatmulTarget& target : targets) {
             const Matrix& w = *target.w;

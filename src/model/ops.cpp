@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/exp_approx.h"
+#include "model/vector_math_wasm.h"
 #include "quant/exact_fma.h"
 #include "model/sincos.h"
 
@@ -43,7 +44,13 @@ void rope_rotate(float* head, int rope_dim, const float* cos_sin) {
 }
 
 void swiglu(float* gate, const float* up, size_t n) {
-    for (size_t i = 0; i < n; ++i) gate[i] = silu_approx(gate[i]) * up[i];
+    size_t i = 0;
+#if defined(__wasm_simd128__)
+    for (; i + 4 <= n; i += 4) {
+        wasm_v128_store(gate + i, wasm_f32x4_mul(wasm::silu_approx4(wasm_v128_load(gate + i)), wasm_v128_load(up + i)));
+    }
+#endif
+    for (; i < n; ++i) gate[i] = silu_approx(gate[i]) * up[i];
 }
 
 void add(float* y, const float* x, size_t n) {

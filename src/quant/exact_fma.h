@@ -20,6 +20,8 @@ namespace smolinfer::quant {
 inline float fma_via_double(float a, float b, float c) {
     const double p = double(a) * double(b);
     const double s = p + double(c);
+    // Infinite or NaN: already what fma gives (the error term below would be NaN).
+    if (!std::isfinite(s)) return float(s);
     // s + e == p + c exactly (Knuth's two-sum).
     const double bp = s - p;
     const double e = (p - (s - bp)) + (double(c) - bp);

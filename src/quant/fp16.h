@@ -3,6 +3,7 @@
 // what the hardware converters used by llama.cpp produce.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -97,6 +98,10 @@ inline uint16_t f32_to_fp16(float f) { return uint16_t(_cvtss_sh(f, _MM_FROUND_T
 inline float fp16_to_f32(uint16_t h) { return fp16_to_f32_branchless(h); }
 inline uint16_t f32_to_fp16(float f) { return f32_to_fp16_soft(f); }
 #endif
+
+// y[i] = f32_to_fp16(x[i]) for a row: the hardware converter natively, four
+// at a time in WebAssembly (fp16_row.cpp), bit-identical to the scalar forms.
+void f32_to_fp16_row(const float* x, uint16_t* y, size_t n);
 
 inline float bf16_to_f32(uint16_t b) { return bits_to_f32(uint32_t(b) << 16); }
 

@@ -1,5 +1,6 @@
 #include "runtime/thread_pool.h"
 
+#include <algorithm>
 #include <exception>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,7 +51,12 @@ void ThreadPool::worker(int index) {
         }
         if (e == seen) {
             std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return epoch_.load(std::memory_order_acquire) != seen; });
+            // Counted before the epoch is checked again (both sequentially
+            // consistent): run() either sees this sleeper and wakes it, or
+            // its new epoch is seen here.
+            sleepers_.fetch_add(1);
+            wake_.wait(lock, [&] { return epoch_.load() != seen; });
+            sleepers_.fetch_sub(1);
             e = epoch_.load(std::memory_order_acquire);
         }
         seen = e;
@@ -67,12 +73,14 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     }
     job_ = &fn;
     pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    {
-        // The lock orders this epoch change with a worker that is about to sleep.
-        std::lock_guard<std::mutex> lock(mutex_);
-        epoch_.fetch_add(1, std::memory_order_release);
+    epoch_.fetch_add(1);
+    // Waking costs a system call (in a browser, a futex notify): only when a
+    // worker went to sleep. The lock keeps a worker from being between its
+    // check of the epoch and its wait while this notifies.
+    if (sleepers_.load() > 0) {
+        { std::lock_guard<std::mutex> lock(mutex_); }
+        wake_.notify_all();
     }
-    wake_.notify_all();
     std::exception_ptr failure;
     try {
         fn(0, n_threads_);
@@ -89,6 +97,19 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
         }
     }
     if (failure) std::rethrow_exception(failure);
+}
+
+void ThreadPool::parallel_for_dynamic(size_t n, size_t chunk, const std::function<void(int, size_t, size_t)>& fn) {
+    if (n_threads_ == 1 || n <= chunk) {
+        if (n > 0) fn(0, 0, n);
+        return;
+    }
+    std::atomic<size_t> next{0};
+    run([&](int thread, int) {
+        for (size_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
+            fn(thread, begin, std::min(n, begin + chunk));
+        }
+    });
 }
 
 void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn) {

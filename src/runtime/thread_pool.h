@@ -32,6 +32,12 @@ public:
     // Splits [0, n) into one contiguous range per thread: fn(begin, end).
     void parallel_for(size_t n, const std::function<void(size_t, size_t)>& fn);
 
+    // [0, n) in ranges of `chunk`, each taken by whichever thread is free
+    // next: fn(thread_index, begin, end) (one thread: one range). For work
+    // whose threads do not finish together (a thread woken late, a slower
+    // core, unequal items).
+    void parallel_for_dynamic(size_t n, size_t chunk, const std::function<void(int, size_t, size_t)>& fn);
+
 private:
     void worker(int index);
 
@@ -40,6 +46,7 @@ private:
     const std::function<void(int, int)>* job_ = nullptr;
     std::atomic<uint64_t> epoch_{0};
     std::atomic<int> pending_{0};
+    std::atomic<int> sleepers_{0};  // workers waiting on wake_
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
     std::condition_variable wake_;

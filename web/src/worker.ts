@@ -108,8 +108,7 @@ function checkCancelled(id: number): void {
 function isCrash(e: unknown): boolean {
   if (crashed !== null || e instanceof WebAssembly.RuntimeError) return true;
   const exception = (WebAssembly as unknown as { Exception?: abstract new () => unknown }).Exception;
-  if (exception && e instanceof exception) return true;
-  return typeof e === "number"; // Emscripten's JavaScript-emulated C++ exceptions throw a pointer
+  return Boolean(exception && e instanceof exception);
 }
 
 function crash(reason: string): string {
