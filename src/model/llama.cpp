@@ -116,14 +116,11 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     });
 
     // Feed-forward block.
-    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}});
-    // Element-wise over all tokens at once, split across the threads (in
-    // multiples of 4 values: whole SIMD vectors).
-    const size_t nf = size_t(n) * F;
-    pool.parallel_for(nf / 4, [&](size_t b, size_t e) {
-        const size_t end = e * 4 == nf / 4 * 4 ? nf : e * 4;
-        swiglu(&gate_[b * 4], &up_[b * 4], end - b * 4);
-    });
+    // SwiGLU on each tile of rows as soon as both products have it.
+    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}},
+                [&](int r0, int r1) {
+                    for (size_t t = 0; t < size_t(n); ++t) swiglu(&gate_[t * F + size_t(r0)], &up_[t * F + size_t(r0)], size_t(r1 - r0));
+                });
     matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}});
     for_tokens(pool, n, [&](int t) { add(&x_[t * E], &xn_[t * E], E); });
 }

@@ -41,6 +41,39 @@ Matmul::Matmul(int max_tokens, int max_cols) {
     act_.resize(size_t(max_tokens) * act_row_capacity_);
 }
 
+namespace {
+// Rows [r0, r1) of one target for every token: the batched kernel for the
+// tokens it takes in groups, the plain one for the rest.
+void multiply_rows(const MatmulTarget& target, int r0, int r1, const uint8_t* act, size_t act_row, uint64_t act_id,
+                   int n_tokens, int cols) {
+    const Matrix& w = *target.w;
+    const int batched = (w.kernel.dot_batched && n_tokens >= 2) ? n_tokens - n_tokens % w.kernel.batch_group : 0;
+    multiply(w, r0, r1, act, act_row, act_id, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols, target.y);
+    multiply(w, r0, r1, act, act_row, act_id, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
+}
+
+// Ranges of tiles taken by whichever thread is free: threads do not finish
+// together (in browsers a worker is woken late now and then), and a result
+// does not depend on which thread computes it.
+size_t tile_chunk(int n_tiles, const runtime::ThreadPool& pool) {
+    return std::max<size_t>(1, size_t(n_tiles) / (8 * size_t(pool.size())));
+}
+}  // namespace
+
+Matmul::Input Matmul::quantize_input(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
+                                     const quant::MatmulKernel& kernel) {
+    const size_t act_row = quant::row_bytes(quant::traits(kernel.activation), size_t(cols));
+    uint8_t* act = act_.data();
+    if (n_tokens == 1) {
+        kernel.quantize(x, act, size_t(cols));
+    } else {
+        pool.parallel_for(size_t(n_tokens), [&](size_t b, size_t e) {
+            for (size_t t = b; t < e; ++t) kernel.quantize(x + t * size_t(cols), act + t * act_row, size_t(cols));
+        });
+    }
+    return {act, act_row, quant::new_activation_id()};
+}
+
 void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
                  std::initializer_list<MatmulTarget> targets) {
     // All targets read the same input; quantize it once per activation format.
@@ -53,41 +86,51 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
             return;
         }
     }
-    const size_t act_row = quant::row_bytes(quant::traits(k0.activation), size_t(cols));
-    uint8_t* act = act_.data();
-    const uint64_t act_id = quant::new_activation_id();
-    if (n_tokens == 1) {
-        k0.quantize(x, act, size_t(cols));
-    } else {
-        pool.parallel_for(size_t(n_tokens), [&](size_t b, size_t e) {
-            for (size_t t = b; t < e; ++t) k0.quantize(x + t * size_t(cols), act + t * act_row, size_t(cols));
-        });
-    }
+    const Input in = quantize_input(pool, x, n_tokens, cols, k0);
 
     // Row tiles of all targets, numbered consecutively, split among threads.
     int n_tiles = 0;
     for (const MatmulTarget& t : targets) n_tiles += (t.w->rows + kRowTile - 1) / kRowTile;
-    // Taken by whichever thread is free: threads do not finish together
-    // (in browsers a worker is woken late now and then), and a result does
-    // not depend on which thread computes it.
-    const size_t chunk = std::max<size_t>(1, size_t(n_tiles) / (8 * size_t(pool.size())));
-    pool.parallel_for_dynamic(size_t(n_tiles), chunk, [&](int, size_t tile_begin, size_t tile_end) {
+    pool.parallel_for_dynamic(size_t(n_tiles), tile_chunk(n_tiles, pool), [&](int, size_t tile_begin, size_t tile_end) {
         size_t tile = 0;
         for (const MatmulTarget& target : targets) {
-            const Matrix& w = *target.w;
-            const size_t tiles_here = size_t((w.rows + kRowTile - 1) / kRowTile);
+            const int rows = target.w->rows;
+            const size_t tiles_here = size_t((rows + kRowTile - 1) / kRowTile);
             const size_t lo = std::max(tile_begin, tile);
             const size_t hi = std::min(tile_end, tile + tiles_here);
             for (size_t i = lo; i < hi; ++i) {
                 const int r0 = int(i - tile) * kRowTile;
-                const int r1 = std::min(w.rows, r0 + kRowTile);
-                const int batched = (w.kernel.dot_batched && n_tokens >= 2)
-                                        ? n_tokens - n_tokens % w.kernel.batch_group : 0;
-                multiply(w, r0, r1, act, act_row, act_id, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols,
-                         target.y);
-                multiply(w, r0, r1, act, act_row, act_id, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
+                multiply_rows(target, r0, std::min(rows, r0 + kRowTile), in.act, in.act_row, in.id, n_tokens, cols);
             }
             tile += tiles_here;
+        }
+    });
+}
+
+void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
+                 std::initializer_list<MatmulTarget> targets, const RowsDone& rows_done) {
+    const quant::MatmulKernel& k0 = targets.begin()->w->kernel;
+    const int rows = targets.begin()->w->rows;
+    for (const MatmulTarget& t : targets) {
+        if (t.w->kernel.activation != k0.activation || t.w->rows != rows) {
+            // Unlike formats or shapes: one pass per target, then the step.
+            for (const MatmulTarget& one : targets) run(pool, x, n_tokens, cols, {one});
+            rows_done(0, rows);
+            return;
+        }
+    }
+    const Input in = quantize_input(pool, x, n_tokens, cols, k0);
+
+    // Tile i is rows [16 i, 16 i + 16) of every target.
+    const int n_tiles = (rows + kRowTile - 1) / kRowTile;
+    pool.parallel_for_dynamic(size_t(n_tiles), tile_chunk(n_tiles, pool), [&](int, size_t tile_begin, size_t tile_end) {
+        for (size_t i = tile_begin; i < tile_end; ++i) {
+            const int r0 = int(i) * kRowTile;
+            const int r1 = std::min(rows, r0 + kRowTile);
+            for (const MatmulTarget& target : targets) {
+                multiply_rows(target, r0, r1, in.act, in.act_row, in.id, n_tokens, cols);
+            }
+            rows_done(r0, r1);
         }
     });
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -30,7 +31,24 @@ public:
     void run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
              std::initializer_list<MatmulTarget> targets);
 
+    // The same, for targets with equal row counts, then rows_done(r0, r1) on
+    // the thread that computed rows [r0, r1) of every target for every token:
+    // an element-wise step (SwiGLU of gate and up) joins the product's pass
+    // instead of costing the pool another one.
+    using RowsDone = std::function<void(int r0, int r1)>;
+    void run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
+             std::initializer_list<MatmulTarget> targets, const RowsDone& rows_done);
+
 private:
+    struct Input {
+        const uint8_t* act;
+        size_t act_row;
+        uint64_t id;
+    };
+    // x quantized to the kernel's activation format, into act_.
+    Input quantize_input(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
+                         const quant::MatmulKernel& kernel);
+
     std::vector<uint8_t> act_;
     size_t act_row_capacity_;
 };
