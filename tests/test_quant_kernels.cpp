@@ -71,6 +71,48 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
     }
 }
 
+// Activation codes anywhere in -128..127, not only the -127..127 the
+// quantizer gives finite inputs: -128 comes from an infinite or NaN
+// activation (test_fuzz_regressions). The WebAssembly kernels move signs
+// between operands only where no -128 is in the way (wasm_simd.h,
+// sums4_split) and stay exact. The x86 kernels are left out: like
+// llama.cpp's (_mm256_sign_epi8), they wrap -(-128) for Q4_0, Q5_0 and Q8_0,
+// which only a model whose activations are already infinite can see.
+TEST_P(Kernels, RawActivationCodesAreBitIdenticalToTheReference) {
+    if (!quant::isa_available(quant::Isa::WasmSimd) && !quant::isa_available(quant::Isa::WasmRelaxed)) {
+        GTEST_SKIP() << "WebAssembly kernels only";
+    }
+    const Type type = GetParam();
+    std::mt19937 rng(11);
+    const size_t n = 1536;
+    if (n % quant::traits(type).block_elems != 0) return;
+    const auto ref = quant::matmul_kernel(type, 1, int(n), quant::Isa::Reference);
+    ASSERT_TRUE(ref);
+    if (ref->activation != Type::Q8_0 && ref->activation != Type::Q8_1) {
+        GTEST_SKIP() << "Q8_K activations carry sums of their codes: random codes would not be a valid block";
+    }
+    const quant::TypeTraits& at = quant::traits(ref->activation);
+    for (int trial = 0; trial < 20; ++trial) {
+        const auto w = test::random_blocks(type, n, rng);
+        std::vector<uint8_t> a(n * 4 + 64);
+        ref->quantize(random_activations(n, rng).data(), a.data(), n);
+        // Every code of one block in four replaced by a random byte: blocks
+        // with and without -128 side by side.
+        const size_t scale_bytes = at.block_bytes - at.block_elems;  // the codes come last
+        std::uniform_int_distribution<int> byte(0, 255);
+        for (size_t b = size_t(trial % 4); b < n / at.block_elems; b += 4) {
+            for (size_t j = 0; j < at.block_elems; ++j) a[b * at.block_bytes + scale_bytes + j] = uint8_t(byte(rng));
+        }
+        const float want = ref->dot(n, w.data(), a.data());
+        for (const quant::Isa isa : {quant::Isa::WasmSimd, quant::Isa::WasmRelaxed}) {
+            if (!quant::isa_available(isa)) continue;
+            const auto k = quant::matmul_kernel(type, 1, int(n), isa);
+            const float got = k->dot(n, w.data(), a.data());
+            ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << quant::isa_name(isa) << ": " << got << " vs reference " << want;
+        }
+    }
+}
+
 // The activation quantizers alone, on blocks made to hit their edges: all
 // zeros, one huge value, ties at .5 after scaling, subnormals, infinities
 // and NaN (a broken model's activations) -- every ISA's bytes equal the

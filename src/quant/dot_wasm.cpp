@@ -135,6 +135,9 @@ constexpr int kChainRows = 4;  // rows whose chains share a vector (Q4_0 interle
 struct Prepared {
     std::vector<float> d, s;     // [block][kMaxTokens]
     std::vector<v128_t> bias;    // [block][kMaxTokens][2]
+    // [block]: some token's codes include -128 (Q8_0 weights in the relaxed
+    // build: that block takes the two-dot path, see sums4_split).
+    std::vector<uint8_t> wide;
     // What was prepared: the next tile of the same product (a decoding
     // step's tiles all have the same one token) finds it ready.
     uint64_t activation_id = 0;
@@ -159,6 +162,8 @@ void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
     const bool biased = kRelaxed && F::kBias != 0;
     const float* table = half_table();
     if (biased) p.bias.resize(nb * kMaxTokens * 2);
+    constexpr bool kSplit = kRelaxed && F::kSigned;
+    if (kSplit) p.wide.assign(nb, 0);
     for (int t = 0; t < T; ++t) {
         const auto* a = reinterpret_cast<const typename F::Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
         for (size_t i = 0; i < nb; ++i) {
@@ -168,6 +173,11 @@ void prepare(size_t nb, const Tile& tile, int t0, int T, Prepared& p) {
             if (biased) {
                 p.bias[2 * at] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs), F::kBias));
                 p.bias[2 * at + 1] = wasm_i32x4_neg(bias_sums_of(load16(a[i].qs + 16), F::kBias));
+            }
+            if (kSplit) {
+                const v128_t min = wasm_i8x16_splat(-128);
+                const v128_t eq = wasm_v128_or(wasm_i8x16_eq(load16(a[i].qs), min), wasm_i8x16_eq(load16(a[i].qs + 16), min));
+                p.wide[i] |= uint8_t(wasm_v128_any_true(eq));
             }
         }
     }
@@ -209,16 +219,35 @@ void one_row(size_t nb, const typename F::Block* x, const typename F::Act* const
     const float* pd = p.d.data();
     const float* ps = p.s.data();
     const v128_t* pb = kBiased ? p.bias.data() : nullptr;
+    const uint8_t* pw = p.wide.data();  // read for Q8_0 and one token only
     auto step = [&](const typename F::Block& b) {
         v128_t lo, hi;
         F::codes(b, lo, hi, masks);
         const v128_t dw = splat_half(table, b.d);
+        // Q8_0 in the relaxed build, one token (decoding): signs moved to the
+        // activations, one dot per half instead of two, unless a -128 is in
+        // the way (Chromium: 1.3-1.9x faster; for 4 tokens the extra
+        // registers made it 1.6x slower).
+        SignSplit split_lo{}, split_hi{};
+        bool split = false;
+        if constexpr (kRelaxed && F::kSigned && T == 1) {
+            split_lo = sign_split(lo);
+            split_hi = sign_split(hi);
+            const bool activations_fit = *pw++ == 0;
+            split = activations_fit && fits_sign_split(split_lo, split_hi);
+        }
         for (int t = 0; t < T; ++t) {
             const v128_t* bias = kBiased ? pb + 2 * t : nullptr;
             // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
             const v128_t d = wasm_f32x4_mul(dw, wasm_v128_load32_splat(pd + t));
-            const v128_t s_lo = half_sums<F>(load16(y[t]->qs), lo, bias);
-            const v128_t s_hi = half_sums<F>(load16(y[t]->qs + 16), hi, bias ? bias + 1 : nullptr);
+            v128_t s_lo, s_hi;
+            if (split) {
+                s_lo = sums4_split(load16(y[t]->qs), split_lo);
+                s_hi = sums4_split(load16(y[t]->qs + 16), split_hi);
+            } else {
+                s_lo = half_sums<F>(load16(y[t]->qs), lo, bias);
+                s_hi = half_sums<F>(load16(y[t]->qs + 16), hi, bias ? bias + 1 : nullptr);
+            }
             acc[t][0] = A::madd(d, wasm_f32x4_convert_i32x4(s_lo), acc[t][0]);
             acc[t][1] = A::madd(d, wasm_f32x4_convert_i32x4(s_hi), acc[t][1]);
             if constexpr (F::kMin) mins[t] = A::madd(splat_half(table, F::min(b)), wasm_v128_load32_splat(ps + t), mins[t]);

@@ -14,7 +14,9 @@
 // The relaxed int8 dot multiplies a signed byte with a 7-bit one (0..127);
 // beyond that its result depends on the CPU. Every caller passes the
 // activations (any int8) as the signed operand and weight codes that fit
-// 7 bits as the other; Q8_0 weights, which do not, are split (sums_s8).
+// 7 bits as the other; Q8_0 weights, which do not, move their signs to the
+// activations (sums4_split) or, where a -128 forbids that, are split in two
+// (sums4_s8).
 #pragma once
 
 #if defined(__wasm_simd128__)
@@ -90,6 +92,24 @@ inline v128_t sums4_s8(v128_t a, v128_t w) {
     const v128_t q = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), wasm_i16x8_extend_high_i8x16(a));
     return wasm_i32x4_add(wasm_i32x4_shuffle(p, q, 0, 2, 4, 6), wasm_i32x4_shuffle(p, q, 1, 3, 5, 7));
 #endif
+}
+
+// Q8_0 weights the fast way: a * w = (a with w's sign) * |w|, one 7-bit dot
+// instead of two. Exact unless a lane of w or of a is -128 (|-128| and
+// -(-128) do not fit a byte); callers check (fits_sign_split) and take
+// sums4_s8 then. Split once per weight vector, used for every token.
+struct SignSplit {
+    v128_t magnitude, negative;  // |w|; all ones where w < 0
+};
+inline SignSplit sign_split(v128_t w) {
+    return {wasm_i8x16_abs(w), wasm_i8x16_lt(w, wasm_i8x16_splat(0))};
+}
+// Whether no lane of either half is -128 (whose magnitude shows as 0x80).
+inline bool fits_sign_split(const SignSplit& lo, const SignSplit& hi) {
+    return wasm_i8x16_bitmask(wasm_v128_or(lo.magnitude, hi.magnitude)) == 0;
+}
+inline v128_t sums4_split(v128_t a, const SignSplit& w) {
+    return sums4_u7(wasm_i8x16_sub(wasm_v128_xor(a, w.negative), w.negative), w.magnitude);
 }
 
 // Lane j: sum of a[4j+k] * (w[4j+k] - bias) with w in 0..127. `bias_sums`
