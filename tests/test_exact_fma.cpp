@@ -9,14 +9,12 @@
 
 #include "quant/exact_fma.h"
 
+#include "support/float_bits.h"
+
 namespace smolinfer {
 namespace {
 
-uint32_t bits(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
+using test::bits;
 
 float from_bits(uint32_t u) {
     float f;

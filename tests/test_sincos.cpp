@@ -13,14 +13,12 @@
 
 #include "model/sincos.h"
 
+#include "support/float_bits.h"
+
 namespace smolinfer {
 namespace {
 
-uint32_t bits(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
+using test::bits;
 
 TEST(SinCos, HandValues) {
     float s, c;

@@ -13,14 +13,12 @@
 #include "model/exp_approx.h"
 #include "model/ops.h"
 
+#include "support/float_bits.h"
+
 namespace smolinfer {
 namespace {
 
-uint32_t bits(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
+using test::bits;
 
 std::vector<float> edge_values() {
     std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 87.0f, -87.0f, 88.7f, -88.7f, 89.0f, -89.0f, 103.0f, -103.0f,
