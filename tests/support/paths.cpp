@@ -24,6 +24,16 @@ std::string model_path(const std::string& name) {
     return p;
 }
 
+std::string llama_source_path(const std::string& relative) {
+    const char* root = std::getenv("SMOLINFER_LLAMA_SRC");
+    if (root == nullptr || *root == '\0') {
+        throw std::runtime_error("SMOLINFER_LLAMA_SRC is not set: run the tests with 'make test', which unpacks llama.cpp's source");
+    }
+    const std::string path = std::string(root) + "/" + relative;
+    if (!std::ifstream(path)) throw std::runtime_error(path + " does not exist (SMOLINFER_LLAMA_SRC=" + root + ")");
+    return path;
+}
+
 const std::vector<std::string>& golden_models() {
     static const std::vector<std::string> names = {"Q4_1", "Q4_K_M"};
     return names;

@@ -21,6 +21,11 @@ nlohmann::json load_golden(const std::string& name);
 // loudly rather than skip.
 std::string model_path(const std::string& name = "Q4_1");
 
+// A file of llama.cpp's source tree ($SMOLINFER_LLAMA_SRC, which make test
+// sets from scripts/llama-cpp-source), e.g. "models/ggml-vocab-qwen2.gguf".
+// Throws with a clear message when the variable is unset or the file missing.
+std::string llama_source_path(const std::string& relative);
+
 // The models with llama.cpp golden files in tests/golden/<name>/.
 const std::vector<std::string>& golden_models();
 
