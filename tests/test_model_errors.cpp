@@ -135,12 +135,13 @@ TEST(ModelErrors, OptionalMetadataHasDefaults) {
 }
 
 TEST(ModelErrors, WrongArchitecture) {
-    for (const std::string arch : {"qwen2", "gpt2", "", "LLAMA"}) {
+    for (const std::string arch : {"gpt2", "", "LLAMA", "mamba"}) {
         Gguf g = tiny();
         g.kv("general.architecture", enc_string(arch));
         const std::string m = open_error(g);
         EXPECT_HAS(m, "unsupported architecture '" + arch + "'");
         EXPECT_HAS(m, "general.architecture");
+        EXPECT_HAS(m, "supported: llama, qwen2, qwen3, phi3");
     }
 }
 
@@ -265,10 +266,24 @@ TEST(ModelErrors, UnsupportedTensorTypeInTheModel) {
     EXPECT_HAS(m, "99");
 }
 
-TEST(ModelErrors, PerDimensionRopeFrequenciesRejected) {
+TEST(ModelErrors, RopeFrequenciesOfTheWrongShape) {
     Gguf g = tiny();
-    g.tensor("rope_freqs.weight", uint32_t(quant::Type::F32), {8}, Bytes(32, 0));
-    EXPECT_HAS(open_error(g), "rope_freqs.weight");
+    g.tensor("rope_freqs.weight", uint32_t(quant::Type::F32), {3}, Bytes(12, 0));
+    const std::string m = open_error(g);
+    EXPECT_HAS(m, "rope_freqs.weight");
+    EXPECT_HAS(m, "shape [3]");
+}
+
+// A tensor the forward pass would not apply (here a bias of another family)
+// must not be silently left out.
+TEST(ModelErrors, TensorsTheFamilyDoesNotUseAreRejected) {
+    for (const std::string name : {"blk.0.ffn_up.bias", "blk.0.attn_q_norm.weight", "output_norm.bias"}) {
+        Gguf g = tiny();
+        g.tensor(name, uint32_t(quant::Type::F32), {8}, Bytes(32, 0));
+        const std::string m = open_error(g);
+        EXPECT_HAS(m, "'" + name + "'");
+        EXPECT_HAS(m, "not part of a llama model");
+    }
 }
 
 TEST(ModelErrors, TruncatedModelFile) {

@@ -92,7 +92,7 @@ void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, 
     const int hd = shape.head_dim;
     const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
-    const float scale = 1.0f / std::sqrt(float(hd));
+    const float scale = shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(hd));
     const int n = pos + 1;
     const size_t N = size_t(n);
     // llama.cpp's GEMM needs the reduction length to be a multiple of 16;

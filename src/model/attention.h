@@ -10,6 +10,7 @@ struct AttentionShape {
     int n_head;
     int n_head_kv;
     int head_dim;
+    float kq_scale = 0.0f;  // the scores' multiplier; 0: 1/sqrt(head_dim)
 };
 
 // Query heads first_head .. first_head + n_q - 1 of the token at position

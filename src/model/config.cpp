@@ -19,7 +19,25 @@ int positive(const gguf::Metadata& md, const std::string& key, std::optional<uin
     return int(*v);
 }
 
+struct ArchInfo {
+    std::string_view name;
+    Arch arch;
+    RopeStyle rope;
+};
+constexpr ArchInfo kArchs[] = {
+    {"llama", Arch::Llama, RopeStyle::Adjacent},
+    {"qwen2", Arch::Qwen2, RopeStyle::Halves},
+    {"qwen3", Arch::Qwen3, RopeStyle::Halves},
+    {"phi3", Arch::Phi3, RopeStyle::Halves},
+};
+
 }  // namespace
+
+std::string supported_architectures() {
+    std::string s;
+    for (const ArchInfo& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
+    return s;
+}
 
 LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     const gguf::Metadata& md = file.metadata();
@@ -27,14 +45,22 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     const auto arch = md.get_string("general.architecture");
     if (!arch) throw Error("missing metadata 'general.architecture'");
     c.architecture = std::string(*arch);
-    if (c.architecture != "llama") {
-        throw Error("unsupported architecture " + gguf::quoted(c.architecture) + " (general.architecture); supported: llama");
+    const ArchInfo* info = nullptr;
+    for (const ArchInfo& a : kArchs) {
+        if (a.name == c.architecture) info = &a;
     }
+    if (info == nullptr) {
+        throw Error("unsupported architecture " + gguf::quoted(c.architecture) + " (general.architecture); supported: " +
+                    supported_architectures());
+    }
+    c.arch = info->arch;
+    c.rope_style = info->rope;
+    c.scale_queries = c.arch == Arch::Phi3;
     c.name = std::string(md.get_string("general.name").value_or(""));
     const std::string p = c.architecture + ".";
 
     if (md.get_uint(p + "expert_count").value_or(0) > 0) {
-        throw Error("unsupported model: mixture-of-experts llama (" + p + "expert_count > 0)");
+        throw Error("unsupported model: mixture-of-experts " + c.architecture + " (" + p + "expert_count > 0)");
     }
 
     c.n_embd = positive(md, p + "embedding_length");
@@ -43,11 +69,15 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     c.n_head_kv = positive(md, p + "attention.head_count_kv", uint64_t(c.n_head));
     c.n_ff = positive(md, p + "feed_forward_length");
     c.n_ctx_train = positive(md, p + "context_length");
-    if (c.n_embd % c.n_head != 0) {
+    if (!md.has(p + "attention.key_length") && c.n_embd % c.n_head != 0) {
         throw Error("bad metadata: embedding_length " + std::to_string(c.n_embd) + " is not a multiple of head_count " +
                     std::to_string(c.n_head));
     }
     c.head_dim = positive(md, p + "attention.key_length", uint64_t(c.n_embd / c.n_head));
+    if (c.arch != Arch::Qwen3 && c.arch != Arch::Llama && c.q_dim() != c.n_embd) {
+        throw Error("unsupported model: " + c.architecture + " with attention.key_length " + std::to_string(c.head_dim) +
+                    " (head_count x key_length must equal embedding_length)");
+    }
     const int v_len = positive(md, p + "attention.value_length", uint64_t(c.head_dim));
     if (v_len != c.head_dim) throw Error("unsupported model: attention.value_length differs from key_length");
     if (c.n_head % c.n_head_kv != 0) {
@@ -59,6 +89,10 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: rope.dimension_count " + std::to_string(c.rope_dim) + " does not fit head size " +
                     std::to_string(c.head_dim));
     }
+    if ((c.arch == Arch::Qwen2 || c.arch == Arch::Qwen3) && c.rope_dim != c.head_dim) {
+        throw Error("unsupported model: " + c.architecture + " with rope.dimension_count " + std::to_string(c.rope_dim) +
+                    " (must equal the head size " + std::to_string(c.head_dim) + ")");
+    }
     c.rope_base = md.get_f32(p + "rope.freq_base").value_or(10000.0f);
     if (!(c.rope_base > 1.0f) || !std::isfinite(c.rope_base)) throw Error("bad metadata: rope.freq_base must be > 1");
     c.rms_eps = md.get_f32(p + "attention.layer_norm_rms_epsilon").value_or(1e-5f);
@@ -66,13 +100,23 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: attention.layer_norm_rms_epsilon must be > 0");
     }
 
-    const std::string scaling(md.get_string(p + "rope.scaling.type").value_or("none"));
-    if (scaling == "linear") {
-        const float factor = md.get_f32(p + "rope.scaling.factor").value_or(1.0f);
-        if (!(factor > 0.0f)) throw Error("bad metadata: rope.scaling.factor must be > 0");
-        c.rope_scale = 1.0f / factor;
+    // As llama.cpp: no type means linear, and a factor of 0 or none means 1.
+    const std::string scaling(md.get_string(p + "rope.scaling.type").value_or("linear"));
+    if (scaling == "linear" || scaling == "longrope") {
+        const float factor = md.get_f32(p + "rope.scaling.factor").value_or(0.0f);
+        if (!(factor >= 0.0f) || !std::isfinite(factor)) throw Error("bad metadata: rope.scaling.factor must be >= 0");
+        if (factor > 0.0f) c.rope_scale = 1.0f / factor;
     } else if (scaling != "none") {
-        throw Error("unsupported RoPE scaling " + gguf::quoted(scaling) + " (" + p + "rope.scaling.type)");
+        throw Error("unsupported RoPE scaling " + gguf::quoted(scaling) + " (" + p + "rope.scaling.type; supported: none, linear, longrope)");
+    }
+    c.rope_attn_factor = md.get_f32(p + "rope.scaling.attn_factor").value_or(1.0f);
+    if (!(c.rope_attn_factor > 0.0f) || !std::isfinite(c.rope_attn_factor)) {
+        throw Error("bad metadata: rope.scaling.attn_factor must be > 0");
+    }
+    c.n_ctx_orig = positive(md, p + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
+    if (auto s = md.get_f32(p + "attention.scale"); s && *s != 0.0f) {
+        if (!(*s > 0.0f) || !std::isfinite(*s)) throw Error("bad metadata: attention.scale must be > 0");
+        c.kq_scale = *s;
     }
 
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");

@@ -1,6 +1,7 @@
 #include "model/llama.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/attention.h"
 #include "model/ops.h"
@@ -76,11 +77,25 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     // Attention block.
     for_tokens(pool, n, [&](int t) { rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps); });
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}});
+    const float q_scale = 1.0f / std::sqrt(float(c.head_dim));
     for_tokens(pool, n, [&](int t) {
+        float* q = &q_[t * Q];
+        float* k = &k_[t * KV];
+        if (!w.bq.empty()) add(q, w.bq.data(), Q);  // qwen2
+        if (!w.bk.empty()) add(k, w.bk.data(), KV);
+        if (!w.bv.empty()) add(&v_[t * KV], w.bv.data(), KV);
+        const size_t hd = size_t(c.head_dim);
+        if (!w.q_norm.empty()) {  // qwen3
+            for (int h = 0; h < c.n_head; ++h) rms_norm(q + h * hd, w.q_norm.data(), q + h * hd, hd, c.rms_eps);
+            for (int h = 0; h < c.n_head_kv; ++h) rms_norm(k + h * hd, w.k_norm.data(), k + h * hd, hd, c.rms_eps);
+        }
         const float* cs = &rope_[size_t(t) * size_t(c.rope_dim)];
-        for (int h = 0; h < c.n_head; ++h) rope_rotate(&q_[t * Q + size_t(h * c.head_dim)], c.rope_dim, cs);
-        for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(&k_[t * KV + size_t(h * c.head_dim)], c.rope_dim, cs);
-        quant::f32_to_fp16_row(&k_[t * KV], cache_.k(il, pos + t), KV);
+        for (int h = 0; h < c.n_head; ++h) rope_rotate(q + h * hd, c.rope_dim, cs, c.rope_style);
+        for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(k + h * hd, c.rope_dim, cs, c.rope_style);
+        if (c.scale_queries) {  // phi3
+            for (size_t i = 0; i < Q; ++i) q[i] *= q_scale;
+        }
+        quant::f32_to_fp16_row(k, cache_.k(il, pos + t), KV);
         // V is stored transposed: convert the row, then scatter it.
         uint16_t* vh = &v_half_[size_t(t) * KV];
         quant::f32_to_fp16_row(&v_[t * KV], vh, KV);
@@ -89,7 +104,7 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     // Work items: the query heads of one KV head for one token, together so
     // that the kernels convert each cached half once for all of them -- or
     // split in parts when there are too few items to keep every thread busy.
-    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim};
+    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
     const int group = c.n_head / c.n_head_kv;
     const int groups = n * c.n_head_kv;
     const int parts = std::clamp((2 * pool.size() + groups - 1) / groups, 1, group);
@@ -139,7 +154,10 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
     for (int t = 0; t < n; ++t) {
         quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(tokens[size_t(t)]), &x_[t * E], E);
     }
-    for (int t = 0; t < n; ++t) rope_angles(pos + t, c.rope_dim, c.rope_base, c.rope_scale, &rope_[size_t(t) * size_t(c.rope_dim)]);
+    const float* factors = w.rope_factors(c, cache_.n_ctx());
+    for (int t = 0; t < n; ++t) {
+        rope_angles(pos + t, c.rope_dim, c.rope_base, c.rope_scale, factors, c.rope_attn_factor, &rope_[size_t(t) * size_t(c.rope_dim)]);
+    }
     for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, pos);
 
     // Only the rows whose logits are wanted go through the output matrix.
@@ -149,6 +167,9 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
         rms_norm(&x_[t * E], w.output_norm.data(), &xn_[size_t(t - first) * E], E, c.rms_eps);
     }
     matmul_.run(pool, xn_.data(), rows, c.n_embd, {{&w.output, logits_.data()}});
+    if (!w.output_bias.empty()) {
+        for (int r = 0; r < rows; ++r) add(&logits_[size_t(r) * size_t(c.n_vocab)], w.output_bias.data(), size_t(c.n_vocab));
+    }
     return {logits_.data(), size_t(rows) * size_t(c.n_vocab)};
 }
 

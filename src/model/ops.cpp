@@ -21,25 +21,33 @@ void rms_norm(const float* x, const float* weight, float* y, size_t n, float eps
     for (size_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
 }
 
-void rope_angles(int pos, int rope_dim, float base, float scale, float* cos_sin) {
+void rope_angles(int pos, int rope_dim, float base, float scale, const float* factors, float attn_factor, float* cos_sin) {
     // Angles by repeated multiplication in float, as llama.cpp computes them;
     // pow() per pair would round differently.
     const float theta_scale = std::pow(base, -2.0f / float(rope_dim));
     float theta = float(pos);
     for (int i = 0; i < rope_dim; i += 2) {
-        sincos_glibc(scale * theta, &cos_sin[i + 1], &cos_sin[i]);
+        const float extrapolated = factors ? theta / factors[i / 2] : theta;
+        float s, c;
+        sincos_glibc(scale * extrapolated, &s, &c);
+        cos_sin[i] = c * attn_factor;
+        cos_sin[i + 1] = s * attn_factor;
         theta *= theta_scale;
     }
 }
 
-void rope_rotate(float* head, int rope_dim, const float* cos_sin) {
+void rope_rotate(float* head, int rope_dim, const float* cos_sin, RopeStyle style) {
+    // The partner of value j: the next one, or the one half the rotated span on.
+    const int step = style == RopeStyle::Adjacent ? 2 : 1;
+    const int offset = style == RopeStyle::Adjacent ? 1 : rope_dim / 2;
     for (int i = 0; i < rope_dim; i += 2) {
         const float c = cos_sin[i], s = cos_sin[i + 1];
-        const float x0 = head[i];
-        const float x1 = head[i + 1];
+        float* x = head + i / 2 * step;
+        const float x0 = x[0];
+        const float x1 = x[offset];
         // The fused forms of llama.cpp's rotation.
-        head[i] = quant::exact_fma(c, x0, -(s * x1));
-        head[i + 1] = quant::exact_fma(s, x0, c * x1);
+        x[0] = quant::exact_fma(c, x0, -(s * x1));
+        x[offset] = quant::exact_fma(s, x0, c * x1);
     }
 }
 
