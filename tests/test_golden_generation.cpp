@@ -1,14 +1,18 @@
 // Parity with llama.cpp on every golden model: prompt tokens, greedy
 // continuations and the top-10 log-probabilities at every generated
 // position (tests/golden/<model>/generation.json, written by
-// scripts/make-golden).
+// scripts/make-golden) -- the real SmolLM2 files and the random-weight
+// models of the other families (tests/golden/families/<name>.json, written
+// by scripts/golden/make-family-golden.mjs; tests/support/random_model.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/sha256.h"
 #include "smolinfer/session.h"
 #include "support/paths.h"
+#include "support/random_model.h"
 
 namespace smolinfer {
 namespace {
@@ -53,13 +57,33 @@ protected:
     void SetUp() override {
         if (loaded_ != GetParam()) {
             session_.reset();
-            golden_ = std::make_unique<nlohmann::json>(test::load_golden(GetParam() + "/generation.json"));
+            const bool family = is_family(GetParam());
+            golden_ = std::make_unique<nlohmann::json>(
+                test::load_golden(family ? "families/" + GetParam() + ".json" : GetParam() + "/generation.json"));
             SessionOptions o;
             o.context = (*golden_)["context_size"].get<int>();
             o.exact = !test::fast_arithmetic();
-            session_ = Session::open_file(test::model_path(GetParam()), o);
+            if (family) {
+                std::vector<uint8_t> bytes = test::random_model_bytes(GetParam());
+                runtime::Sha256 h;
+                h.update(bytes);
+                if (h.finish_hex() != (*golden_)["model_sha256"]) {
+                    throw std::runtime_error("the random " + GetParam() + " model is not the one the golden file was made from "
+                                             "(rerun scripts/golden/make-family-golden.mjs after changing tests/support/random_model.cpp)");
+                }
+                session_ = Session::open_bytes(std::move(bytes), o);
+            } else {
+                session_ = Session::open_file(test::model_path(GetParam()), o);
+            }
             loaded_ = GetParam();
         }
+    }
+
+    static bool is_family(const std::string& name) {
+        for (const auto& s : test::random_model_specs()) {
+            if (s.name == name) return true;
+        }
+        return false;
     }
     static void TearDownTestSuite() {
         session_.reset();
@@ -86,6 +110,7 @@ std::string GoldenGeneration::loaded_;
 
 TEST_P(GoldenGeneration, PromptTokensMatch) {
     for (const auto& c : (*golden_)["cases"]) {
+        if (!c.contains("text")) continue;  // the random models' prompts are token ids
         EXPECT_EQ(prompt_of(c), c["prompt_ids"].get<std::vector<TokenId>>()) << c["name"];
     }
 }
@@ -135,7 +160,7 @@ TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
         const auto golden_ids = c["ids"].get<std::vector<TokenId>>();
         const bool eog = c["stopped_at_eog"];
         GenerateOptions o;
-        o.max_tokens = 64;
+        o.max_tokens = (*golden_)["max_new_tokens"].get<int>();
         o.sampling.temperature = 0;
         session_->reset();
         const auto st = session_->generate(c["prompt_ids"].get<std::vector<TokenId>>(), o, {});
@@ -155,8 +180,19 @@ TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, GoldenGeneration, ::testing::ValuesIn(test::golden_models()),
-                         [](const auto& info) { return info.param; });
+std::vector<std::string> all_models() {
+    std::vector<std::string> names = test::golden_models();
+    for (const auto& s : test::random_model_specs()) names.push_back(s.name);
+    return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Model, GoldenGeneration, ::testing::ValuesIn(all_models()), [](const auto& info) {
+    std::string n = info.param;
+    for (char& ch : n) {
+        if (ch == '-') ch = '_';
+    }
+    return n;
+});
 
 }  // namespace
 }  // namespace smolinfer

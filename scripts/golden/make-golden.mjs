@@ -19,9 +19,11 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import crypto from "node:crypto";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
+import {
+    assert, sha256File, arraysEqual, elapsed, log, num, jsonString, jsonValue, jsonBlock, Raw, linesArray, wrappedNumbers, writeOutput
+} from "./golden-lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -69,109 +71,6 @@ function parseFlashAttention(v) {
     if (v === "true" || v === "1") return true;
     if (v === "auto") return "auto";
     throw new Error(`GOLDEN_FLASH_ATTENTION must be true, false or auto (got ${v})`);
-}
-
-// ---------------------------------------------------------------- helpers
-
-function assert(cond, msg) {
-    if (!cond) throw new Error(`assertion failed: ${msg}`);
-}
-
-function sha256File(file) {
-    const hash = crypto.createHash("sha256");
-    const fd = fs.openSync(file, "r");
-    try {
-        const buf = Buffer.allocUnsafe(1 << 22);
-        let n;
-        while ((n = fs.readSync(fd, buf, 0, buf.length, null)) > 0) hash.update(buf.subarray(0, n));
-    } finally {
-        fs.closeSync(fd);
-    }
-    return hash.digest("hex");
-}
-
-function arraysEqual(a, b) {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
-}
-
-function elapsed(t0) {
-    return `${((performance.now() - t0) / 1000).toFixed(2)}s`;
-}
-
-function log(msg) {
-    process.stderr.write(`[make-golden] ${msg}\n`);
-}
-
-// Round to 9 significant digits: far more than float32 logits carry, and it keeps
-// the files stable and readable.
-function num(x) {
-    assert(Number.isFinite(x), `non-finite number ${x}`);
-    return Number(x.toPrecision(9));
-}
-
-// ---------------------------------------------------------------- JSON output
-// Hand-rolled pretty printer: one case (or one logprob row) per line so diffs stay small.
-// Invisible characters (controls, format characters, separators other than U+0020,
-// variation selectors) are written as \u escapes.
-
-const INVISIBLE = /[\p{C}\p{Z}\uFE0E\uFE0F]/gu;
-
-function jsonString(s) {
-    return JSON.stringify(s).replace(INVISIBLE, (ch) => {
-        if (ch === " ") return ch;
-        let out = "";
-        for (let i = 0; i < ch.length; i++) out += "\\u" + ch.charCodeAt(i).toString(16).padStart(4, "0");
-        return out;
-    });
-}
-
-function jsonValue(v) {
-    if (typeof v === "string") return jsonString(v);
-    if (Array.isArray(v)) return "[" + v.map(jsonValue).join(", ") + "]";
-    if (v !== null && typeof v === "object")
-        return "{" + Object.entries(v).map(([k, x]) => `${jsonString(k)}: ${jsonValue(x)}`).join(", ") + "}";
-    return JSON.stringify(v);
-}
-
-function jsonBlock(v, indent) {
-    // multi-line object whose values are rendered by jsonValue, except values that are Raw
-    const pad = " ".repeat(indent);
-    const entries = Object.entries(v).map(([k, x]) => {
-        const rendered = x instanceof Raw ? x.text : jsonValue(x);
-        return `${pad}  ${jsonString(k)}: ${rendered}`;
-    });
-    return "{\n" + entries.join(",\n") + "\n" + pad + "}";
-}
-
-class Raw {
-    constructor(text) {
-        this.text = text;
-    }
-}
-
-function linesArray(items, indent, render = jsonValue) {
-    if (items.length === 0) return "[]";
-    const pad = " ".repeat(indent + 2);
-    return "[\n" + items.map((x) => pad + render(x)).join(",\n") + "\n" + " ".repeat(indent) + "]";
-}
-
-function wrappedNumbers(nums, indent, perLine = 32) {
-    const rows = [];
-    for (let i = 0; i < nums.length; i += perLine) rows.push(nums.slice(i, i + perLine).join(", "));
-    if (rows.length <= 1) return "[" + (rows[0] ?? "") + "]";
-    const pad = " ".repeat(indent + 2);
-    return "[\n" + rows.map((r) => pad + r).join(",\n") + "\n" + " ".repeat(indent) + "]";
-}
-
-function writeOutput(dir, name, text) {
-    const file = path.join(dir, name);
-    const tmp = file + ".tmp";
-    JSON.parse(text); // must be valid JSON
-    fs.writeFileSync(tmp, text.endsWith("\n") ? text : text + "\n");
-    fs.renameSync(tmp, file);
-    log(`wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 }
 
 // ---------------------------------------------------------------- main

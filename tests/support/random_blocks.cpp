@@ -14,16 +14,27 @@ void put_f16(std::vector<uint8_t>& b, size_t at, float v) {
     std::memcpy(&b[at], &h, 2);
 }
 
+// The standard library's distributions differ between libstdc++ and libc++
+// (the WebAssembly build), and the random models' golden files need the
+// same bytes everywhere: everything below is built from the generator's raw
+// 32-bit outputs (which the standard fixes) with exact float arithmetic.
+float uniform01(std::mt19937& rng) { return float(rng() >> 8) * 0x1p-24f; }  // [0, 1), exact
+float unit_around_one(std::mt19937& rng) { return 0.5f + uniform01(rng); }  // [0.5, 1.5)
+float roughly_normal(std::mt19937& rng, float sd) {
+    // Irwin-Hall: four uniforms have mean 2 and variance 1/3.
+    const float sum = ((uniform01(rng) + uniform01(rng)) + uniform01(rng)) + uniform01(rng);
+    return (sum - 2.0f) * (1.7320508f * sd);
+}
+
 }  // namespace
 
 std::vector<uint8_t> random_blocks(quant::Type type, size_t n, std::mt19937& rng, float scale) {
     const quant::TypeTraits& t = quant::traits(type);
     const size_t nb = n / t.block_elems;
     std::vector<uint8_t> b(nb * t.block_bytes);
-    std::uniform_int_distribution<int> byte(0, 255);
-    for (auto& x : b) x = uint8_t(byte(rng));
-    std::uniform_real_distribution<float> unit(0.5f, 1.5f);
-    std::normal_distribution<float> normal(0.0f, scale);
+    for (auto& x : b) x = uint8_t(rng() >> 24);
+    auto unit = [&](std::mt19937& r) { return unit_around_one(r); };
+    auto normal = [&](std::mt19937& r) { return roughly_normal(r, scale); };
 
     for (size_t i = 0; i < nb; ++i) {
         const size_t o = i * t.block_bytes;

@@ -1,0 +1,37 @@
+// Writes one of the random-weight family models (tests/support/random_model.h)
+// to a file and prints its sha256: scripts/golden/make-family-golden.mjs runs
+// llama.cpp on them. Needs SMOLINFER_LLAMA_SRC (llama.cpp's vocabulary files).
+//   make_random_model NAME OUT.gguf
+//   make_random_model --list
+#include <cstdio>
+#include <exception>
+#include <fstream>
+
+#include "runtime/sha256.h"
+#include "support/random_model.h"
+
+int main(int argc, char** argv) {
+    using namespace smolinfer;
+    try {
+        if (argc == 2 && std::string(argv[1]) == "--list") {
+            for (const auto& s : test::random_model_specs()) std::printf("%s\n", s.name.c_str());
+            return 0;
+        }
+        if (argc != 3) {
+            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list\n");
+            return 2;
+        }
+        const std::vector<uint8_t> bytes = test::random_model_bytes(argv[1]);
+        std::ofstream out(argv[2], std::ios::binary);
+        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        out.close();
+        if (!out) throw std::runtime_error(std::string("cannot write ") + argv[2]);
+        runtime::Sha256 h;
+        h.update(bytes);
+        std::printf("%s\n", h.finish_hex().c_str());
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "make_random_model: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,254 @@
+#include "support/random_model.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+
+#include "gguf/gguf.h"
+#include "gguf/gguf_stream_writer.h"
+#include "support/paths.h"
+#include "support/random_blocks.h"
+
+namespace smolinfer::test {
+
+namespace {
+
+using quant::Type;
+
+std::vector<RandomModelSpec> make_specs() {
+    std::vector<RandomModelSpec> v;
+    {
+        RandomModelSpec s;  // TinyLlama / Llama 2: SentencePiece, untied output
+        s.name = "llama-spm";
+        s.architecture = "llama";
+        s.vocab = "llama-spm";
+        s.n_head = 2;
+        s.n_head_kv = 1;
+        s.tied_output = false;
+        s.embd_type = Type::Q4_0;
+        s.attn_type = Type::Q4_1;
+        s.ffn_type = Type::Q4_1;
+        s.down_type = Type::Q5_1;
+        s.seed = 11;
+        v.push_back(s);
+    }
+    {
+        RandomModelSpec s;  // Llama 3.2: BPE (llama-bpe), rope_freqs, tied output
+        s.name = "llama3";
+        s.architecture = "llama";
+        s.vocab = "llama-bpe";
+        s.n_ff = 768;
+        s.rope_base = 500000.0f;
+        s.rope_freqs = true;
+        s.seed = 12;
+        v.push_back(s);
+    }
+    {
+        RandomModelSpec s;  // Qwen2.5: Q/K/V biases, NEOX RoPE
+        s.name = "qwen2";
+        s.architecture = "qwen2";
+        s.vocab = "qwen2";
+        s.rope_base = 1000000.0f;
+        s.qkv_bias = true;
+        s.attn_type = Type::Q5_0;
+        s.ffn_type = Type::Q8_0;
+        s.down_type = Type::Q4_K;
+        s.seed = 13;
+        v.push_back(s);
+    }
+    {
+        RandomModelSpec s;  // Qwen3: per-head Q/K norms, key_length != n_embd / n_head
+        s.name = "qwen3";
+        s.architecture = "qwen3";
+        s.vocab = "qwen2";
+        s.n_embd = 512;
+        s.head_dim = 64;
+        s.rope_base = 1000000.0f;
+        s.qk_norm = true;
+        s.tied_output = false;
+        s.attn_type = Type::Q6_K;
+        s.ffn_type = Type::Q5_K;
+        s.down_type = Type::Q8_0;
+        s.output_type = Type::Q8_0;
+        s.seed = 14;
+        v.push_back(s);
+    }
+    RandomModelSpec phi;  // Phi-3.5 / Phi-4-mini: fused matrices, LongRoPE, partial rotary
+    phi.name = "phi3";
+    phi.architecture = "phi3";
+    phi.vocab = "phi-3";
+    phi.n_head_kv = 4;
+    phi.rope_dim = 48;
+    phi.fused_qkv = true;
+    phi.fused_up = true;
+    phi.longrope = true;
+    phi.n_ctx_orig = 4096;
+    phi.tied_output = false;
+    phi.embd_type = Type::F16;
+    phi.attn_type = Type::Q4_K;
+    phi.ffn_type = Type::Q5_0;
+    phi.down_type = Type::Q6_K;
+    phi.output_type = Type::Q4_K;
+    phi.seed = 15;
+    v.push_back(phi);
+    // The same with a context longer than the original one: the long factors.
+    phi.name = "phi3-long";
+    phi.n_ctx_orig = 64;
+    phi.seed = 16;
+    v.push_back(phi);
+    return v;
+}
+
+// Little-endian f32 values as tensor bytes.
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+    std::vector<uint8_t> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+struct Tensor {
+    std::string name;
+    Type type;
+    std::vector<uint64_t> dims;
+    std::vector<uint8_t> data;
+};
+
+}  // namespace
+
+const std::vector<RandomModelSpec>& random_model_specs() {
+    static const std::vector<RandomModelSpec> specs = make_specs();
+    return specs;
+}
+
+const RandomModelSpec& random_model_spec(const std::string& name) {
+    for (const RandomModelSpec& s : random_model_specs()) {
+        if (s.name == name) return s;
+    }
+    throw std::runtime_error("no random model spec named '" + name + "'");
+}
+
+std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::File& vocab) {
+    const gguf::Metadata& vmd = vocab.metadata();
+    const auto tokens = vmd.get_string_array("tokenizer.ggml.tokens");
+    if (!tokens) throw std::runtime_error("the vocabulary file has no tokenizer.ggml.tokens");
+    const int n_vocab = int(tokens->size());
+    const int head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+    const int rope_dim = s.rope_dim > 0 ? s.rope_dim : head_dim;
+    const int Q = s.n_head * head_dim, KV = s.n_head_kv * head_dim;
+    std::mt19937 rng(s.seed);
+
+    std::vector<Tensor> tensors;
+    auto matrix = [&](const std::string& name, Type type, int cols, int rows, float scale) {
+        tensors.push_back({name, type, {uint64_t(cols), uint64_t(rows)},
+                           random_blocks(type, size_t(cols) * size_t(rows), rng, scale)});
+    };
+    // Norm weights near 1, biases and factors as given: f32 vectors.
+    auto vector = [&](const std::string& name, std::vector<float> values) {
+        tensors.push_back({name, Type::F32, {uint64_t(values.size())}, f32_bytes(values)});
+    };
+    auto random_vector = [&](int n, float center, float spread) {
+        std::vector<float> v(static_cast<size_t>(n));
+        const std::vector<uint8_t> b = random_blocks(Type::F32, size_t(n), rng, spread);
+        std::memcpy(v.data(), b.data(), b.size());
+        for (float& x : v) x += center;
+        return v;
+    };
+    // Weights of about 1/sqrt(inputs) keep activations near 1 through the layers.
+    auto weight_scale = [](int cols) {
+        float r = 1.0f;
+        while (r * r * float(cols) < 1.0f) r *= 0.5f;  // a power of two: exact
+        return r * 1.5f;
+    };
+
+    // Embedding rows of about 0.15 per value: logits (a normalized state of
+    // norm ~sqrt(n_embd) times a row) spread over a few nats, so the top-10
+    // log-probabilities are all finite and greedy choices rarely near-ties.
+    matrix("token_embd.weight", s.embd_type, s.n_embd, n_vocab, 0.15f);
+    vector("output_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
+    if (!s.tied_output) matrix("output.weight", s.output_type, s.n_embd, n_vocab, 0.15f);
+    const int pairs = rope_dim / 2;
+    auto factors = [&](float lo, float step) {
+        std::vector<float> f(static_cast<size_t>(pairs));
+        for (int i = 0; i < pairs; ++i) f[size_t(i)] = lo + step * float(i * 7 % pairs);
+        return f;
+    };
+    if (s.rope_freqs) vector("rope_freqs.weight", factors(1.0f, 0.25f));
+    if (s.longrope) {
+        vector("rope_factors_short.weight", factors(1.0f, 0.0625f));
+        vector("rope_factors_long.weight", factors(1.5f, 0.5f));
+    }
+    for (int i = 0; i < s.n_layer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        vector(p + "attn_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
+        if (s.fused_qkv) {
+            matrix(p + "attn_qkv.weight", s.attn_type, s.n_embd, Q + 2 * KV, weight_scale(s.n_embd));
+        } else {
+            matrix(p + "attn_q.weight", s.attn_type, s.n_embd, Q, weight_scale(s.n_embd));
+            matrix(p + "attn_k.weight", s.attn_type, s.n_embd, KV, weight_scale(s.n_embd));
+            matrix(p + "attn_v.weight", s.attn_type, s.n_embd, KV, weight_scale(s.n_embd));
+        }
+        if (s.qkv_bias) {
+            vector(p + "attn_q.bias", random_vector(Q, 0.0f, 0.5f));
+            vector(p + "attn_k.bias", random_vector(KV, 0.0f, 0.5f));
+            vector(p + "attn_v.bias", random_vector(KV, 0.0f, 0.5f));
+        }
+        if (s.qk_norm) {
+            vector(p + "attn_q_norm.weight", random_vector(head_dim, 1.0f, 0.2f));
+            vector(p + "attn_k_norm.weight", random_vector(head_dim, 1.0f, 0.2f));
+        }
+        matrix(p + "attn_output.weight", s.attn_type, Q, s.n_embd, weight_scale(Q));
+        vector(p + "ffn_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
+        if (s.fused_up) {
+            matrix(p + "ffn_up.weight", s.ffn_type, s.n_embd, 2 * s.n_ff, weight_scale(s.n_embd));
+        } else {
+            matrix(p + "ffn_gate.weight", s.ffn_type, s.n_embd, s.n_ff, weight_scale(s.n_embd));
+            matrix(p + "ffn_up.weight", s.ffn_type, s.n_embd, s.n_ff, weight_scale(s.n_embd));
+        }
+        matrix(p + "ffn_down.weight", s.down_type, s.n_ff, s.n_embd, weight_scale(s.n_ff));
+    }
+
+    gguf::StreamWriter w;
+    const std::string a = s.architecture + ".";
+    w.add_string("general.architecture", s.architecture);
+    w.add_string("general.name", "random " + s.name);
+    w.add_u32(a + "context_length", uint32_t(s.n_ctx_train));
+    w.add_u32(a + "embedding_length", uint32_t(s.n_embd));
+    w.add_u32(a + "block_count", uint32_t(s.n_layer));
+    w.add_u32(a + "feed_forward_length", uint32_t(s.n_ff));
+    w.add_u32(a + "attention.head_count", uint32_t(s.n_head));
+    w.add_u32(a + "attention.head_count_kv", uint32_t(s.n_head_kv));
+    if (s.head_dim > 0) {
+        w.add_u32(a + "attention.key_length", uint32_t(head_dim));
+        w.add_u32(a + "attention.value_length", uint32_t(head_dim));
+    }
+    w.add_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+    w.add_f32(a + "rope.freq_base", s.rope_base);
+    w.add_u32(a + "rope.dimension_count", uint32_t(rope_dim));
+    if (s.longrope) {
+        w.add_f32(a + "rope.scaling.attn_factor", 1.1902381f);
+        w.add_u32(a + "rope.scaling.original_context_length", uint32_t(s.n_ctx_orig));
+    }
+    w.add_u32(a + "vocab_size", uint32_t(n_vocab));
+    for (const std::string& key : vmd.keys()) {
+        if (key.rfind("tokenizer.", 0) == 0) w.add_value(key, *vmd.find(key));
+    }
+    for (const Tensor& t : tensors) w.add_tensor(t.name, t.type, t.dims);
+    gguf::MemorySink sink;
+    w.write_header(sink);
+    for (const Tensor& t : tensors) w.write_data(sink, t.data);
+    w.finish(sink);
+    return std::move(sink.bytes);
+}
+
+std::vector<uint8_t> random_model_bytes(const std::string& name) {
+    const RandomModelSpec& spec = random_model_spec(name);
+    const std::string path = llama_source_path("models/ggml-vocab-" + spec.vocab + ".gguf");
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<uint8_t> vocab_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + path);
+    return write_random_model(spec, gguf::File::parse(vocab_bytes));
+}
+
+}  // namespace smolinfer::test

@@ -1,0 +1,64 @@
+// Random-weight GGUF models of the families smolinfer runs, in each family's
+// real layout (tensor names, fusions, biases, norms, RoPE factors) with a
+// real vocabulary taken from one of llama.cpp's vocabulary files. llama.cpp
+// runs any valid file, so its outputs on these are golden files for the
+// forward pass of families whose real weights cannot be fetched here.
+// The same spec gives the same bytes in every build: the golden files record
+// each model's sha256.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quant/types.h"
+
+namespace smolinfer::gguf {
+class File;
+}
+
+namespace smolinfer::test {
+
+struct RandomModelSpec {
+    std::string name;          // golden file name: tests/golden/families/<name>.json
+    std::string architecture;  // general.architecture
+    std::string vocab;         // llama.cpp's models/ggml-vocab-<vocab>.gguf
+    int n_embd = 256;
+    int n_layer = 2;
+    int n_head = 4;
+    int n_head_kv = 2;
+    int head_dim = 0;  // 0: n_embd / n_head (written as attention.key_length otherwise)
+    int n_ff = 512;
+    int rope_dim = 0;  // 0: head_dim
+    float rope_base = 10000.0f;
+    int n_ctx_train = 4096;
+    bool qkv_bias = false;    // qwen2
+    bool qk_norm = false;     // qwen3
+    bool fused_qkv = false;   // phi3: attn_qkv
+    bool fused_up = false;    // phi3: ffn_up holds gate and up
+    bool rope_freqs = false;  // Llama 3.x: rope_freqs.weight
+    bool longrope = false;    // phi3: rope_factors_short/long, attn_factor, original context
+    int n_ctx_orig = 0;       // longrope: rope.scaling.original_context_length
+    bool tied_output = true;
+    quant::Type embd_type = quant::Type::Q8_0;
+    quant::Type attn_type = quant::Type::Q4_K;
+    quant::Type ffn_type = quant::Type::Q4_K;
+    quant::Type down_type = quant::Type::Q6_K;
+    quant::Type output_type = quant::Type::Q6_K;  // when not tied
+    uint32_t seed = 1;
+};
+
+// The families with golden files: llama-spm (TinyLlama-like), llama3,
+// qwen2, qwen3, phi3 (short and long context).
+const std::vector<RandomModelSpec>& random_model_specs();
+const RandomModelSpec& random_model_spec(const std::string& name);
+
+// The GGUF bytes: the spec's hyper-parameters and tensors, and every
+// tokenizer.* key of the vocabulary file.
+std::vector<uint8_t> write_random_model(const RandomModelSpec& spec, const gguf::File& vocab);
+
+// write_random_model with the vocabulary read from llama.cpp's source
+// (llama_source_path), by spec name.
+std::vector<uint8_t> random_model_bytes(const std::string& name);
+
+}  // namespace smolinfer::test
