@@ -1,0 +1,154 @@
+// Tokenizers of the model families beyond SmolLM2, on llama.cpp's own
+// vocabulary-only GGUFs (models/ggml-vocab-<name>.gguf in llama.cpp's
+// source, found through $SMOLINFER_LLAMA_SRC; never committed here):
+//   - llama.cpp's test strings (.gguf.inp) give exactly the ids of .gguf.out,
+//     tokenized as its tests/test-tokenizer-0.cpp does (add_special = false,
+//     parse_special = false);
+//   - our 496-string corpus gives exactly the ids llama.cpp gave
+//     (tests/golden/vocab/<name>.json, written by
+//     scripts/golden/make-vocab-golden.mjs), and those ids detokenize to
+//     llama.cpp's text.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <iterator>
+#include <memory>
+
+#include "gguf/gguf.h"
+#include "smolinfer/error.h"
+#include "support/paths.h"
+#include "text/detokenizer.h"
+#include "text/tokenizer.h"
+#include "text/vocab.h"
+
+namespace smolinfer::text {
+namespace {
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A vocabulary straight from a GGUF with no tensors: the bytes stay alive
+// with it because the metadata views them.
+struct LoadedVocab {
+    std::string bytes;
+    std::unique_ptr<gguf::File> file;
+    std::unique_ptr<Vocab> vocab;
+};
+
+const Vocab& family_vocab(const std::string& name) {
+    static std::map<std::string, LoadedVocab> cache;
+    auto it = cache.find(name);
+    if (it == cache.end()) {
+        LoadedVocab v;
+        v.bytes = read_file(test::llama_source_path("models/ggml-vocab-" + name + ".gguf"));
+        v.file = std::make_unique<gguf::File>(gguf::File::parse(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.bytes.size())));
+        v.vocab = std::make_unique<Vocab>(Vocab::from_metadata(v.file->metadata()));
+        it = cache.emplace(name, std::move(v)).first;
+    }
+    return *it->second.vocab;
+}
+
+std::string printable(const std::string& s) {
+    std::string out;
+    for (const unsigned char c : s) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20) out += "\\x" + std::to_string(int(c));
+        else out += char(c);
+    }
+    return out;
+}
+
+// llama.cpp's test strings, separated by "\n__ggml_vocab_test__\n", and
+// the expected ids, one line of space-separated ids per string.
+std::vector<std::pair<std::string, std::vector<TokenId>>> llama_cpp_cases(const std::string& name) {
+    const std::string base = "models/ggml-vocab-" + name + ".gguf";
+    const std::string inp = read_file(test::llama_source_path(base + ".inp"));
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    for (size_t pos = 0; pos < inp.size();) {
+        const size_t next = inp.find(sep, pos);
+        if (next == std::string::npos) {
+            texts.push_back(inp.substr(pos));
+            break;
+        }
+        texts.push_back(inp.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    std::ifstream out(test::llama_source_path(base + ".out"));
+    std::vector<std::pair<std::string, std::vector<TokenId>>> cases;
+    size_t i = 0;
+    for (std::string line; std::getline(out, line); ++i) {
+        if (i >= texts.size()) throw std::runtime_error(base + ".out has more lines than .inp has strings");
+        std::vector<TokenId> ids;
+        std::istringstream words(line);
+        for (long id; words >> id;) ids.push_back(TokenId(id));
+        cases.emplace_back(texts[i], std::move(ids));
+    }
+    if (i != texts.size()) throw std::runtime_error(base + ".out has fewer lines than .inp has strings");
+    return cases;
+}
+
+class VocabFamily : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VocabFamily, LlamaCppTestStringsTokenizeToItsIds) {
+    const Vocab& vocab = family_vocab(GetParam());
+    const Tokenizer tok(vocab);
+    const auto cases = llama_cpp_cases(GetParam());
+    int failures = 0;
+    for (const auto& [text, want] : cases) {
+        const auto ids = tok.encode(text, /*add_special=*/false, /*parse_special=*/false);
+        if (ids != want && failures++ < 10) {
+            ADD_FAILURE() << "\"" << printable(text) << "\"\n  ours:      " << ::testing::PrintToString(ids)
+                          << "\n  llama.cpp: " << ::testing::PrintToString(want);
+        }
+    }
+    EXPECT_EQ(failures, 0) << failures << " of " << cases.size() << " strings differ";
+    EXPECT_GE(cases.size(), 30u);
+}
+
+TEST_P(VocabFamily, CorpusTokenizesAndDetokenizesExactlyAsLlamaCpp) {
+    const Vocab& vocab = family_vocab(GetParam());
+    const Tokenizer tok(vocab);
+    const auto golden = test::load_golden("vocab/" + GetParam() + ".json");
+    int failures = 0;
+    size_t n = 0;
+    for (const auto& c : golden["cases"]) {
+        const std::string text = c["text"];
+        const bool special = c["parse_special"];
+        const auto want = c["ids"].get<std::vector<TokenId>>();
+        const auto ids = tok.encode(text, /*add_special=*/false, special);
+        ++n;
+        if (ids != want && failures++ < 10) {
+            ADD_FAILURE() << "\"" << printable(text) << "\" (parse_special=" << special << ")\n  ours:      "
+                          << ::testing::PrintToString(ids) << "\n  llama.cpp: " << ::testing::PrintToString(want);
+        }
+        if (c.contains("detokenized")) {
+            const std::string back = detokenize(vocab, want, /*special=*/false);
+            if (back != c["detokenized"].get<std::string>() && failures++ < 10) {
+                ADD_FAILURE() << "detokenize of \"" << printable(text) << "\"'s ids\n  ours:      \""
+                              << printable(back) << "\"\n  llama.cpp: \""
+                              << printable(c["detokenized"].get<std::string>()) << "\"";
+            }
+        }
+    }
+    EXPECT_EQ(failures, 0) << failures << " mismatches over " << n << " cases";
+    EXPECT_GE(n, 496u);
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, VocabFamily,
+                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2"),
+                         [](const auto& info) {
+                             std::string s = info.param;
+                             for (char& c : s) if (c == '-') c = '_';
+                             return s;
+                         });
+
+}  // namespace
+}  // namespace smolinfer::text
