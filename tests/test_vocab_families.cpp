@@ -6,7 +6,8 @@
 //     parse_special = false);
 //   - our 496-string corpus gives exactly the ids llama.cpp gave
 //     (tests/golden/vocab/<name>.json, written by
-//     scripts/golden/make-vocab-golden.mjs), and those ids detokenize to
+//     scripts/golden/make-vocab-golden.mjs; plus tests/golden/vocab-strings.json
+//     around these families' own special tokens), and those ids detokenize to
 //     llama.cpp's text.
 #include <gtest/gtest.h>
 

@@ -3,7 +3,8 @@
 // Loads llama.cpp's vocabulary-only GGUFs (models/ggml-vocab-<name>.gguf in
 // llama.cpp's source tree, which node-llama-cpp 3.21.1 ships; never
 // committed here) with node-llama-cpp (vocabOnly), tokenizes every string of
-// tests/golden/tokenizer-strings.json the way make-golden.mjs does for
+// tests/golden/tokenizer-strings.json (and tests/golden/vocab-strings.json:
+// these families' own special tokens) the way make-golden.mjs does for
 // SmolLM2 (model.tokenize(text, parse_special) = common_tokenize(vocab, text,
 // add_special=false, parse_special): parse_special=true for every string,
 // and parse_special=false too where it differs or the string has marker-like
@@ -101,8 +102,14 @@ assert(enginePkg.version === PINNED_ENGINE_VERSION,
     `node-llama-cpp ${enginePkg.version} is installed, ${PINNED_ENGINE_VERSION} is required (run npm ci in scripts/golden)`);
 const llamaCppInfo = JSON.parse(fs.readFileSync(path.join(engineDir, "llama", "llama.cpp.info.json"), "utf8"));
 
-const strings = JSON.parse(fs.readFileSync(path.join(args.goldenDir, "tokenizer-strings.json"), "utf8"));
-assert(Array.isArray(strings) && strings.every((s) => typeof s === "string"), "tokenizer-strings.json must be an array of strings");
+// The shared corpus, then strings around these families' own special tokens
+// (<s>, Phi-3's and Llama 3's chat markers, FIM tokens, ...).
+const strings = [];
+for (const name of ["tokenizer-strings.json", "vocab-strings.json"]) {
+    const more = JSON.parse(fs.readFileSync(path.join(args.goldenDir, name), "utf8"));
+    assert(Array.isArray(more) && more.every((s) => typeof s === "string"), `${name} must be an array of strings`);
+    strings.push(...more);
+}
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
 
