@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <iterator>
 #include <memory>
@@ -141,6 +142,38 @@ TEST_P(VocabFamily, CorpusTokenizesAndDetokenizesExactlyAsLlamaCpp) {
     }
     EXPECT_EQ(failures, 0) << failures << " mismatches over " << n << " cases";
     EXPECT_GE(n, 496u);
+}
+
+// Which tokens are control, user-defined, unknown, rstrip and
+// end-of-generation, BOS/EOS and whether they are added: llama.cpp derives
+// these from token types, ids, flags and its text-based rules.
+TEST_P(VocabFamily, SpecialTokensAreLlamaCpps) {
+    const Vocab& vocab = family_vocab(GetParam());
+    const auto special = test::load_golden("vocab/" + GetParam() + ".json")["special"];
+    ASSERT_EQ(vocab.size(), special["n_tokens"].get<size_t>());
+    auto optional_id = [](const nlohmann::json& j) -> std::optional<TokenId> {
+        if (j.is_null()) return std::nullopt;
+        return j.get<TokenId>();
+    };
+    EXPECT_EQ(vocab.bos(), optional_id(special["bos"]));
+    EXPECT_EQ(vocab.eos(), optional_id(special["eos"]));
+    EXPECT_EQ(vocab.add_bos(), special["add_bos"].get<bool>());
+    EXPECT_EQ(vocab.add_eos(), special["add_eos"].get<bool>());
+
+    auto ids_where = [&](auto pred) {
+        std::vector<TokenId> ids;
+        for (TokenId id = 0; size_t(id) < vocab.size(); ++id) {
+            if (pred(id)) ids.push_back(id);
+        }
+        return ids;
+    };
+    auto golden_ids = [&](const char* key) { return special[key].get<std::vector<TokenId>>(); };
+    EXPECT_EQ(ids_where([&](TokenId id) { return vocab.kind(id) == TokenKind::Control; }), golden_ids("control"));
+    EXPECT_EQ(ids_where([&](TokenId id) { return vocab.kind(id) == TokenKind::UserDefined; }),
+              golden_ids("user_defined"));
+    EXPECT_EQ(ids_where([&](TokenId id) { return vocab.kind(id) == TokenKind::Unknown; }), golden_ids("unknown"));
+    EXPECT_EQ(ids_where([&](TokenId id) { return vocab.rstrip(id); }), golden_ids("rstrip"));
+    EXPECT_EQ(ids_where([&](TokenId id) { return vocab.is_end_of_generation(id); }), golden_ids("eog"));
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, VocabFamily,

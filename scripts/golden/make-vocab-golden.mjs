@@ -134,6 +134,25 @@ for (const name of args.only) {
             cases.push(c);
         }
     }
+    // How llama.cpp classes the tokens (by type and by its text-based rules).
+    const tokenClasses = {control: [], user_defined: [], unknown: [], rstrip: [], eog: []};
+    const nTokens = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
+    for (let id = 0; id < nTokens; id++) {
+        const a = model.getTokenAttributes(id);
+        if (a.control) tokenClasses.control.push(id);
+        else if (a.userDefined) tokenClasses.user_defined.push(id);
+        if (a.unknown) tokenClasses.unknown.push(id);
+        if (a.rstrip) tokenClasses.rstrip.push(id);
+        if (model.isEogToken(id)) tokenClasses.eog.push(id);
+    }
+    const special = {
+        n_tokens: nTokens,
+        bos: model.tokens.bos,
+        eos: model.tokens.eos,
+        add_bos: model.tokens.shouldPrependBosToken,
+        add_eos: model.tokens.shouldAppendEosToken,
+        ...tokenClasses
+    };
     await model.dispose();
     const out = "{\n" +
         `  "source": ${jsonValue({
@@ -145,6 +164,7 @@ for (const name of args.only) {
             detokenize: "model.detokenize(ids, false) = llama_detokenize(vocab, ids, remove_special=false, unparse_special=false)"
         })},\n` +
         `  "vocab_sha256": ${jsonValue(sha256File(file))},\n` +
+        `  "special": ${jsonValue(special)},\n` +
         `  "cases": [\n` + cases.map((c) => "    " + jsonValue(c)).join(",\n") + "\n  ]\n}\n";
     JSON.parse(out);
     const target = path.join(args.outDir, `${name}.json`);
