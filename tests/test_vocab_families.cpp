@@ -16,10 +16,9 @@
 #include <optional>
 #include <sstream>
 #include <iterator>
-#include <memory>
 
-#include "gguf/gguf.h"
 #include "smolinfer/error.h"
+#include "support/llama_vocab.h"
 #include "support/paths.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
@@ -34,27 +33,7 @@ std::string read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// A vocabulary straight from a GGUF with no tensors: the bytes stay alive
-// with it because the metadata views them.
-struct LoadedVocab {
-    std::string bytes;
-    std::unique_ptr<gguf::File> file;
-    std::unique_ptr<Vocab> vocab;
-};
-
-const Vocab& family_vocab(const std::string& name) {
-    static std::map<std::string, LoadedVocab> cache;
-    auto it = cache.find(name);
-    if (it == cache.end()) {
-        LoadedVocab v;
-        v.bytes = read_file(test::llama_source_path("models/ggml-vocab-" + name + ".gguf"));
-        v.file = std::make_unique<gguf::File>(gguf::File::parse(
-            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.bytes.size())));
-        v.vocab = std::make_unique<Vocab>(Vocab::from_metadata(v.file->metadata()));
-        it = cache.emplace(name, std::move(v)).first;
-    }
-    return *it->second.vocab;
-}
+const Vocab& family_vocab(const std::string& name) { return test::llama_vocab(name); }
 
 std::string printable(const std::string& s) {
     std::string out;
