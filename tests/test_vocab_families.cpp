@@ -12,10 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <map>
+#include <iterator>
 #include <optional>
 #include <sstream>
-#include <iterator>
 
 #include "smolinfer/error.h"
 #include "support/llama_vocab.h"
