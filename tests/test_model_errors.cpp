@@ -382,11 +382,14 @@ TEST(ModelErrors, UnsupportedTokenizer) {
     std::string m = open_error(p);
     EXPECT_HAS(m, "unsupported pre-tokenizer 'no-such-pretokenizer'");
     EXPECT_HAS(m, "tokenizer.ggml.pre");
+    EXPECT_HAS(m, "llama-bpe");  // the supported names are listed
 
     Gguf t = tiny();
-    t.kv("tokenizer.ggml.model", enc_string("llama"));
+    t.kv("tokenizer.ggml.model", enc_string("t5"));
     m = open_error(t);
-    EXPECT_HAS(m, "unsupported tokenizer.ggml.model 'llama'");
+    EXPECT_HAS(m, "unsupported tokenizer.ggml.model 't5'");
+    EXPECT_HAS(m, "supported: gpt2");
+    EXPECT_HAS(m, "llama = SentencePiece");
 
     Gguf mg = tiny();
     mg.kv("tokenizer.ggml.merges", enc_string_array({"Ġ t", "nospace"}));

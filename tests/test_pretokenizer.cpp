@@ -4,6 +4,8 @@
 //   GPT-2:   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //   smollm:  \p{N}   then GPT-2 inside each fragment
 //   default: [\p{P}\$\+<=>\^~\|]+   then GPT-2, then \p{N}+, then [0-9][0-9][0-9]
+//   llama3:  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//   qwen2:   the same with \p{N} for \p{N}{1,3}
 // A later pass never looks across the fragments an earlier pass produced.
 #include <gtest/gtest.h>
 
@@ -21,6 +23,8 @@ using Words = std::vector<std::string>;
 Words gpt2(const std::string& s) { return pretokenize(PreTokenizer::Gpt2, s); }
 Words smollm(const std::string& s) { return pretokenize(PreTokenizer::Smollm, s); }
 Words dflt(const std::string& s) { return pretokenize(PreTokenizer::Default, s); }
+Words llama3(const std::string& s) { return pretokenize(PreTokenizer::Llama3, s); }
+Words qwen2(const std::string& s) { return pretokenize(PreTokenizer::Qwen2, s); }
 
 std::string join(const Words& w) {
     std::string out;
@@ -35,11 +39,42 @@ TEST(PretokenizerName, KnownAndUnknownNames) {
     EXPECT_EQ(pretokenizer_from_name("gpt-2"), PreTokenizer::Gpt2);
     EXPECT_EQ(pretokenizer_from_name("smollm"), PreTokenizer::Smollm);
     EXPECT_EQ(pretokenizer_from_name("starcoder"), PreTokenizer::Smollm);
-    // llama3's and qwen2's regexes are different; they must not be silently
-    // mapped onto one of ours.
-    EXPECT_EQ(pretokenizer_from_name("llama-bpe"), std::nullopt);
-    EXPECT_EQ(pretokenizer_from_name("qwen2"), std::nullopt);
+    EXPECT_EQ(pretokenizer_from_name("llama-bpe"), PreTokenizer::Llama3);
+    EXPECT_EQ(pretokenizer_from_name("qwen2"), PreTokenizer::Qwen2);
+    EXPECT_TRUE(pretokenizer_info("llama-bpe")->ignore_merges);
+    EXPECT_FALSE(pretokenizer_info("qwen2")->ignore_merges);
+    // Splits we do not implement must not be silently mapped onto one of ours.
+    EXPECT_EQ(pretokenizer_from_name("deepseek-llm"), std::nullopt);
+    EXPECT_EQ(pretokenizer_from_name("qwen35"), std::nullopt);
     EXPECT_EQ(pretokenizer_from_name("SMOLLM"), std::nullopt);  // names are case-sensitive
+}
+
+// ---------------------------------------------------------------- Llama 3 and Qwen2
+
+TEST(PretokenizerLlama3, NumbersInRunsOfThreeOrOne) {
+    EXPECT_EQ(llama3("12345"), (Words{"123", "45"}));
+    EXPECT_EQ(qwen2("12345"), (Words{"1", "2", "3", "4", "5"}));
+    EXPECT_EQ(llama3("$100"), (Words{"$", "100"}));
+}
+
+TEST(PretokenizerLlama3, AnyOneNonLetterLeadsAWord) {
+    EXPECT_EQ(llama3("Hello world"), (Words{"Hello", " world"}));
+    EXPECT_EQ(llama3("(hello"), (Words{"(hello"}));
+    EXPECT_EQ(llama3(" (x)"), (Words{" (", "x", ")"}));
+    EXPECT_EQ(qwen2("(hello"), (Words{"(hello"}));
+}
+
+TEST(PretokenizerLlama3, ContractionsIgnoreCase) {
+    EXPECT_EQ(llama3("I'M here"), (Words{"I", "'M", " here"}));
+    EXPECT_EQ(llama3("we'LL"), (Words{"we", "'LL"}));
+    EXPECT_EQ(gpt2("I'M"), (Words{"I", "'", "M"}));  // GPT-2's are case-sensitive
+}
+
+TEST(PretokenizerLlama3, NewlinesAndSpaces) {
+    EXPECT_EQ(llama3("a\n\nb"), (Words{"a", "\n\n", "b"}));
+    EXPECT_EQ(llama3("hi!!\n\nthere"), (Words{"hi", "!!\n\n", "there"}));
+    EXPECT_EQ(llama3("a   b"), (Words{"a", "  ", " b"}));
+    EXPECT_EQ(llama3("a \n b"), (Words{"a", " \n", " b"}));
 }
 
 // ---------------------------------------------------------------- GPT-2

@@ -35,6 +35,14 @@ struct LaterFirst {
 }  // namespace
 
 void bpe_encode_word(const Vocab& vocab, std::string_view word, std::vector<TokenId>& out) {
+    if (vocab.ignore_merges()) {
+        // Llama 3: a word the vocabulary has whole is that token, even where
+        // the merges would have reached a different split.
+        if (auto id = vocab.find(word)) {
+            out.push_back(*id);
+            return;
+        }
+    }
     std::vector<Piece> pieces;
     for (size_t off = 0; off < word.size();) {
         const size_t len = std::min(word.size() - off, utf8_sequence_length(uint8_t(word[off])));

@@ -16,11 +16,71 @@ std::string byte_token(const std::string& text) {
     return decode_symbols(text);
 }
 
+// SentencePiece stores a space as U+2581.
+std::string unescape_spaces(const std::string& text) {
+    static constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        if (text.compare(i, kEscapedSpace.size(), kEscapedSpace) == 0) {
+            out += ' ';
+            i += kEscapedSpace.size();
+        } else {
+            out += text[i++];
+        }
+    }
+    return out;
+}
+
+// llama.cpp's clean_up_tokenization_spaces: three passes compacting the
+// bytes in place (reads behind the write position see what llama.cpp's see,
+// including the byte pass two blanks out).
+//   1. " ?" " !" " ." " ," lose the space;
+//   2. a lone apostrophe between spaces loses both spaces;
+//   3. " 's" " 'm" " 're" " 've" lose the space.
+void clean_spaces(std::string& t) {
+    size_t n = t.size();
+    if (n == 0) return;
+    size_t kept = 1;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (t[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',')) --kept;
+        t[kept++] = x;
+    }
+    n = kept;
+    kept = 1;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (x == '\'' && i + 1 < n && t[i - 1] == ' ' && t[i + 1] == ' ') {
+            --kept;
+            t[++i] = '\0';
+        }
+        t[kept++] = x;
+    }
+    n = kept;
+    kept = 1;
+    for (size_t i = 1; i < n; ++i) {
+        const char x = t[i];
+        if (t[i - 1] == ' ' && x == '\'' && i + 1 < n) {
+            const char x1 = t[i + 1];
+            if (x1 == 's' || x1 == 'm') {
+                --kept;
+            } else if (i + 2 < n && ((x1 == 'r' && t[i + 2] == 'e') || (x1 == 'v' && t[i + 2] == 'e'))) {
+                --kept;
+            }
+        }
+        t[kept++] = x;
+    }
+    t.resize(kept);
+}
+
 }  // namespace
 
 std::string token_piece(const Vocab& vocab, TokenId id, bool special) {
     switch (vocab.kind(id)) {
-        case TokenKind::Normal: return decode_symbols(vocab.text(id));
+        case TokenKind::Normal:
+            return vocab.model() == TokenizerModel::SentencePiece ? unescape_spaces(vocab.text(id))
+                                                                  : decode_symbols(vocab.text(id));
         case TokenKind::Control:
         case TokenKind::Unknown: return special ? vocab.text(id) : std::string();
         case TokenKind::UserDefined: return vocab.text(id);
@@ -38,8 +98,13 @@ std::string detokenize(const Vocab& vocab, std::span<const TokenId> ids, bool sp
             throw Error("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                         " is outside the vocabulary (0.." + std::to_string(vocab.size() - 1) + ")");
         }
-        out += token_piece(vocab, ids[i], special);
+        std::string piece = token_piece(vocab, ids[i], special);
+        // The space prefix the tokenizer added comes off the first token
+        // (whatever that token is: llama.cpp does not look for BOS here).
+        if (i == 0 && vocab.add_space_prefix() && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+        out += piece;
     }
+    if (vocab.clean_spaces()) clean_spaces(out);
     return out;
 }
 

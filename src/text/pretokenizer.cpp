@@ -1,5 +1,6 @@
 #include "text/pretokenizer.h"
 
+#include "text/pretokenizer_llama3.h"
 #include "text/unicode.h"
 
 namespace smolinfer::text {
@@ -152,18 +153,73 @@ bool is_punct_or_operator(uint32_t c) {
 
 }  // namespace
 
-std::optional<PreTokenizer> pretokenizer_from_name(std::string_view name) {
-    if (name == "default" || name.empty()) return PreTokenizer::Default;
-    if (name == "gpt-2" || name == "gpt2" || name == "phi-2" || name == "jina-es" || name == "jina-de" ||
-        name == "gigachat" || name == "jina-v2-es" || name == "jina-v2-de" || name == "a.x-4.0" ||
-        name == "mellum") {
-        return PreTokenizer::Gpt2;
-    }
-    if (name == "smollm" || name == "starcoder" || name == "refact" || name == "command-r" ||
-        name == "codeshell" || name == "exaone" || name == "minerva-7b") {
-        return PreTokenizer::Smollm;
+namespace {
+
+struct NamedPreTokenizer {
+    std::string_view name;
+    PreTokenizerInfo info;
+};
+
+// llama.cpp's names for the splits we implement, with the flags its
+// llama_vocab::load sets for each name (src/llama-vocab.cpp).
+constexpr NamedPreTokenizer kPreTokenizers[] = {
+    {"default", {PreTokenizer::Default}},
+    {"gpt-2", {PreTokenizer::Gpt2}},
+    {"gpt2", {PreTokenizer::Gpt2}},
+    {"phi-2", {PreTokenizer::Gpt2}},
+    {"jina-es", {PreTokenizer::Gpt2}},
+    {"jina-de", {PreTokenizer::Gpt2}},
+    {"gigachat", {PreTokenizer::Gpt2}},
+    {"jina-v2-es", {PreTokenizer::Gpt2}},
+    {"jina-v2-de", {PreTokenizer::Gpt2}},
+    {"a.x-4.0", {PreTokenizer::Gpt2}},
+    {"mellum", {PreTokenizer::Gpt2}},
+    {"smollm", {PreTokenizer::Smollm, false, false}},
+    {"starcoder", {PreTokenizer::Smollm}},
+    {"refact", {PreTokenizer::Smollm}},
+    {"command-r", {PreTokenizer::Smollm, false, false}},
+    {"codeshell", {PreTokenizer::Smollm}},
+    {"exaone", {PreTokenizer::Smollm}},
+    {"minerva-7b", {PreTokenizer::Smollm}},
+    {"llama3", {PreTokenizer::Llama3, true, true, true}},
+    {"llama-v3", {PreTokenizer::Llama3, true, true, true}},
+    {"llama-bpe", {PreTokenizer::Llama3, true, true, true}},
+    {"falcon3", {PreTokenizer::Llama3, true, true, true}},
+    {"falcon-h1", {PreTokenizer::Llama3, true, true, true}},
+    {"pixtral", {PreTokenizer::Llama3, true, true, true}},
+    {"midm-2.0", {PreTokenizer::Llama3, true, true, true}},
+    {"lfm2", {PreTokenizer::Llama3, true, true, true}},
+    {"dbrx", {PreTokenizer::Llama3}},
+    {"smaug-bpe", {PreTokenizer::Llama3}},
+    {"qwen2", {PreTokenizer::Qwen2, false, false}},
+    {"deepseek-r1-qwen", {PreTokenizer::Qwen2, false, false}},
+    {"stablelm2", {PreTokenizer::Qwen2}},
+    {"megrez", {PreTokenizer::Qwen2}},
+};
+
+}  // namespace
+
+std::optional<PreTokenizerInfo> pretokenizer_info(std::string_view name) {
+    if (name.empty()) return PreTokenizerInfo{PreTokenizer::Default};
+    for (const NamedPreTokenizer& p : kPreTokenizers) {
+        if (p.name == name) return p.info;
     }
     return std::nullopt;
+}
+
+std::optional<PreTokenizer> pretokenizer_from_name(std::string_view name) {
+    const auto info = pretokenizer_info(name);
+    if (!info) return std::nullopt;
+    return info->kind;
+}
+
+std::string supported_pretokenizer_names() {
+    std::string out;
+    for (const NamedPreTokenizer& p : kPreTokenizers) {
+        if (!out.empty()) out += ", ";
+        out += p.name;
+    }
+    return out;
 }
 
 std::vector<std::string> pretokenize(PreTokenizer kind, std::string_view text) {
@@ -183,6 +239,12 @@ std::vector<std::string> pretokenize(PreTokenizer kind, std::string_view text) {
         case PreTokenizer::Smollm:
             frags = isolate_runs(cpts, frags, is_number, true);
             frags = split_gpt2(cpts, frags);
+            break;
+        case PreTokenizer::Llama3:
+            frags = split_llama3(cpts, frags, 3);
+            break;
+        case PreTokenizer::Qwen2:
+            frags = split_llama3(cpts, frags, 1);
             break;
     }
     std::vector<std::string> words;

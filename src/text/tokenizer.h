@@ -1,6 +1,8 @@
-// Text -> token ids, as llama.cpp's llama_tokenize does for byte-level BPE:
-// special tokens are cut out of the text first (longest first), then each
-// remaining run of plain text is pre-tokenized and merged with BPE.
+// Text -> token ids, as llama.cpp's llama_tokenize does: special tokens are
+// cut out of the text first (longest first), then each remaining run of
+// plain text goes to the vocabulary's tokenizer: byte-level BPE
+// (pre-tokenize, byte-encode, merge by rank: bpe.h) or SentencePiece
+// (space prefix, spaces as U+2581, merge by score: sentencepiece.h).
 #pragma once
 
 #include <string>
@@ -45,7 +47,9 @@ private:
         size_t end;
     };
     std::vector<Fragment> cut_specials(std::string_view text, bool parse_special) const;
-    void encode_plain(std::string_view text, std::vector<TokenId>& out) const;
+    // `after_special`: the run starts the prompt or follows a token placed
+    // directly (SentencePiece then adds its space prefix).
+    void encode_plain(std::string_view text, bool after_special, std::vector<TokenId>& out) const;
 
     const Vocab& vocab_;
 };

@@ -1,5 +1,6 @@
-// The vocabulary of a byte-level BPE model, read from GGUF metadata
-// (tokenizer.ggml.*): token texts and kinds, merge ranks, special ids.
+// The vocabulary of a model, read from GGUF metadata (tokenizer.ggml.*):
+// which tokenizer it needs (byte-level BPE or SentencePiece), token texts,
+// kinds and scores, merge ranks, special ids and the flags llama.cpp derives.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,12 @@ enum class TokenKind : uint8_t {
     Byte = 6,
 };
 
+// tokenizer.ggml.model: which merge loop turns text into tokens.
+enum class TokenizerModel : uint8_t {
+    Bpe,            // "gpt2": byte-level BPE over pre-tokenized words, by merge rank (bpe.h)
+    SentencePiece,  // "llama": bigram merges by token score, <0xNN> byte fallback (sentencepiece.h)
+};
+
 class Vocab {
 public:
     // Throws smolinfer::Error naming the key when the metadata is missing,
@@ -44,10 +51,30 @@ public:
     TokenKind kind(TokenId id) const { return kinds_[size_t(id)]; }
     std::optional<TokenId> find(std::string_view text) const;
 
-    // Rank of the merge (left, right); lower merges first. -1 if none.
+    TokenizerModel model() const { return model_; }
+
+    // Rank of the merge (left, right); lower merges first. -1 if none (BPE).
     int merge_rank(std::string_view left, std::string_view right) const;
 
+    // tokenizer.ggml.scores (0 when the file has none); SentencePiece merges
+    // the highest-scoring pair first.
+    float score(TokenId id) const { return scores_.empty() ? 0.0f : scores_[size_t(id)]; }
+
+    // The token SentencePiece falls back to for a byte with no better token:
+    // "<0xNN>", else the byte itself as a one-byte token. Throws
+    // smolinfer::Error naming the byte when the vocabulary has neither.
+    TokenId byte_fallback(uint8_t byte) const;
+
     PreTokenizer pretokenizer() const { return pre_; }
+    // BPE: a pre-tokenized word that is itself a token is not merged (Llama 3).
+    bool ignore_merges() const { return ignore_merges_; }
+    // SentencePiece: a space is put before text that starts the prompt or
+    // follows a special token (tokenizer.ggml.add_space_prefix), and
+    // detokenize drops the first token's leading space.
+    bool add_space_prefix() const { return add_space_prefix_; }
+    // detokenize tidies " ," " ." " 's" and the like (clean_up_tokenization_spaces).
+    bool clean_spaces() const { return clean_spaces_; }
+
     std::optional<TokenId> bos() const { return bos_; }
     std::optional<TokenId> eos() const { return eos_; }
     bool add_bos() const { return add_bos_; }
@@ -57,15 +84,30 @@ public:
     // Tokens matched as a whole inside text before BPE (control, unknown and
     // user-defined), longest first.
     const std::vector<TokenId>& special_tokens() const { return specials_; }
+    // Whether whitespace before (lstrip) or after (rstrip) this special
+    // token is swallowed when the token is cut out of text.
+    bool lstrip(TokenId id) const { return lstrip_.count(id) != 0; }
+    bool rstrip(TokenId id) const { return rstrip_.count(id) != 0; }
 
 private:
+    void read_bpe_merges(const gguf::Metadata& md);
+    void read_scores(const gguf::Metadata& md);
+    void mark_special_texts(const gguf::Metadata& md, std::optional<TokenId> eot);
+    void set_strip_flags(const gguf::Metadata& md);
+
+    TokenizerModel model_ = TokenizerModel::Bpe;
     std::vector<std::string> texts_;
+    std::vector<float> scores_;
     std::vector<TokenKind> kinds_;
     std::unordered_map<std::string, TokenId> ids_;
     std::unordered_map<std::string, int> merge_ranks_;  // key: merge_key(left, right)
     std::vector<TokenId> specials_;
     std::unordered_set<TokenId> eog_;
+    std::unordered_set<TokenId> lstrip_, rstrip_;
     PreTokenizer pre_ = PreTokenizer::Default;
+    bool ignore_merges_ = false;
+    bool add_space_prefix_ = false;
+    bool clean_spaces_ = false;
     std::optional<TokenId> bos_, eos_;
     bool add_bos_ = false;
     bool add_eos_ = false;
