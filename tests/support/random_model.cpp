@@ -68,8 +68,8 @@ std::vector<RandomModelSpec> make_specs() {
         s.rope_base = 1000000.0f;
         s.qk_norm = true;
         s.tied_output = false;
-        s.attn_type = Type::Q6_K;
-        s.ffn_type = Type::Q5_K;
+        s.attn_type = Type::Q8_0;
+        s.ffn_type = Type::Q4_K;
         s.down_type = Type::Q8_0;
         s.output_type = Type::Q8_0;
         s.seed = 14;
