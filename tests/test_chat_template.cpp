@@ -159,12 +159,12 @@ TEST(ChatTemplateRecognition, NonChatMLTemplateRuns) {
 }
 
 TEST(ChatTemplateRecognition, UnsupportedConstructWarnsNamingItAndFallsBack) {
-    const std::string with_macro =
-        "{% macro turn(m) %}<|user|>{{ m.content }}{% endmacro %}{% for m in messages %}{{ turn(m) }}{% endfor %}";
+    const std::string with_filter_block =
+        "{% for m in messages %}{% filter upper %}<|user|>{{ m.content }}{% endfilter %}{% endfor %}";
     std::string warning;
-    const auto t = ChatTemplate::from_template(with_macro, &warning);
+    const auto t = ChatTemplate::from_template(with_filter_block, &warning);
     EXPECT_FALSE(t.executes_template());
-    EXPECT_NE(warning.find("'{% macro %}'"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("'{% filter %}'"), std::string::npos) << warning;
     EXPECT_NE(warning.find("ChatML"), std::string::npos) << warning;
     EXPECT_EQ(t.name(), "chatml");
     EXPECT_EQ(concat(t.render({{"user", "Hi"}}, true)), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");

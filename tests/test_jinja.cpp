@@ -101,6 +101,24 @@ TEST(JinjaFilters, ChatTemplateFilters) {
               "True False a+b");
 }
 
+TEST(JinjaStatements, Macros) {
+    EXPECT_EQ(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
+                     "{{ greet('A') }} {{ greet('B', '?') }} {{ greet(punct='.', name='C') }}"),
+              "Hi A! Hi B? Hi C.");
+    // A macro sees the template's top level, not its caller's loop variables,
+    // and its sets stay inside; it may call a macro defined after it.
+    const auto ctx = context_with({{"g", Value::string(TaggedString("global"))}});
+    EXPECT_EQ(render("{% macro m() %}{{ g }}|{{ local }}|{% set g = 'x' %}{{ g }}|{{ later() }}{% endmacro %}"
+                     "{% macro later() %}L{% endmacro %}{% for local in ['l'] %}{{ m() }}{% endfor %}|{{ g }}",
+                     ctx),
+              "global||x|L|global");
+    // Recursion works, within a depth limit.
+    EXPECT_EQ(render("{% macro down(n) %}{{ n }}{% if n > 0 %}{{ down(n - 1) }}{% endif %}{% endmacro %}{{ down(3) }}"),
+              "3210");
+    EXPECT_THROW(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), RenderError);
+    EXPECT_THROW(render("{% macro f() %}{% endmacro %}{{ f(1, 2) }}"), RenderError);
+}
+
 TEST(JinjaGlobals, StrftimeNowUsesTheGivenMomentInUtc) {
     EXPECT_EQ(render("{{ strftime_now('%d %b %Y %H:%M') }}", context_with({})), "26 Jul 2024 12:00");
 }
@@ -136,7 +154,8 @@ TEST(JinjaRefuses, UnsupportedConstructsByName) {
         }
         return "accepted";
     };
-    EXPECT_EQ(refusal("{% macro m() %}{% endmacro %}"), "the '{% macro %}' statement");
+    EXPECT_EQ(refusal("{% call m() %}x{% endcall %}"), "the '{% call %}' statement");
+    EXPECT_EQ(refusal("{% macro m() %}{{ caller() }}{% endmacro %}"), "{% call %} blocks (caller())");
     EXPECT_EQ(refusal("{% include 'x' %}"), "the '{% include %}' statement");
     EXPECT_EQ(refusal("{{ x | wordwrap }}"), "the filter 'wordwrap'");
     EXPECT_EQ(refusal("{{ x is divisibleby(3) }}"), "the test 'divisibleby'");

@@ -52,6 +52,7 @@ struct Stmt {
         If,        // branches: (condition, body); a null condition is the else
         For,       // for targets in expr [if cond]: body [else: else_body]
         Set,       // set targets[0][.attr] = expr, or with a null expr: = rendered body
+        Macro,     // macro text(targets...) with defaults (null: none): body
         Break,
         Continue,
     };
@@ -64,6 +65,7 @@ struct Stmt {
     std::string attr;
     Body body, else_body;
     std::vector<std::pair<ExprPtr, Body>> branches;
+    std::vector<ExprPtr> defaults;  // Macro: one per parameter
 };
 
 }  // namespace smolinfer::text::jinja

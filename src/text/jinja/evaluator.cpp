@@ -114,27 +114,65 @@ private:
                 return Flow::Normal;
             case Stmt::Kind::For: return exec_for(s);
             case Stmt::Kind::Set: exec_set(s); return Flow::Normal;
+            case Stmt::Kind::Macro: macros_[s.text] = &s; return Flow::Normal;
             case Stmt::Kind::Break: return Flow::Break;
             case Stmt::Kind::Continue: return Flow::Continue;
         }
         return Flow::Normal;
     }
 
-    void exec_set(const Stmt& s) {
-        Value v;
-        if (s.expr) {
-            v = eval(*s.expr);
-        } else {
-            std::vector<TaggedString> captured;
-            std::vector<TaggedString>* saved = out_;
-            out_ = &captured;
-            const Flow f = exec(s.body);
+    // The body's output as one string.
+    TaggedString capture(const Body& body, const char* where) {
+        std::vector<TaggedString> captured;
+        std::vector<TaggedString>* saved = out_;
+        out_ = &captured;
+        Flow f;
+        try {
+            f = exec(body);
+        } catch (...) {
             out_ = saved;
-            if (f != Flow::Normal) throw RenderError("{% break %} or {% continue %} inside {% set %}");
-            TaggedString joined;
-            for (const TaggedString& t : captured) joined.append(t);
-            v = Value::string(joined);
+            throw;
         }
+        out_ = saved;
+        if (f != Flow::Normal) throw RenderError(std::string("{% break %} or {% continue %} inside ") + where);
+        TaggedString joined;
+        for (const TaggedString& t : captured) joined.append(t);
+        return joined;
+    }
+
+    Value call_macro(const Stmt& m, const Args& args, const Kwargs& kwargs) {
+        if (macro_depth_ >= ctx_.limits.max_macro_depth) {
+            throw RenderError("macros nest deeper than " + std::to_string(ctx_.limits.max_macro_depth));
+        }
+        if (args.size() > m.targets.size()) {
+            throw RenderError("macro " + m.text + " takes " + std::to_string(m.targets.size()) + " arguments, got " +
+                              std::to_string(args.size()));
+        }
+        // A macro sees the template's globals and its parameters, not its caller's variables.
+        std::vector<Frame> saved = std::move(frames_);
+        frames_ = {saved.front(), Frame{}};
+        ++macro_depth_;
+        try {
+            for (size_t k = 0; k < m.targets.size(); ++k) {
+                const Value* kw = kwarg(kwargs, m.targets[k].c_str());
+                frames_.back()[m.targets[k]] = k < args.size() ? args[k]
+                                               : kw            ? *kw
+                                               : m.defaults[k] ? eval(*m.defaults[k])
+                                                               : Value();
+            }
+            const TaggedString out = capture(m.body, "a macro");
+            --macro_depth_;
+            frames_ = std::move(saved);
+            return Value::string(out);
+        } catch (...) {
+            --macro_depth_;
+            frames_ = std::move(saved);
+            throw;
+        }
+    }
+
+    void exec_set(const Stmt& s) {
+        const Value v = s.expr ? eval(*s.expr) : Value::string(capture(s.body, "{% set %}"));
         // Only {% set %} keeps values across loop iterations: bounding what it
         // stores bounds every value (and the recursion that prints or compares it).
         if (v.nest > ctx_.limits.max_nest) {
@@ -142,7 +180,7 @@ private:
                               std::to_string(ctx_.limits.max_nest));
         }
         if (s.attr.empty()) {
-            frames_.back()[s.targets[0]] = std::move(v);
+            frames_.back()[s.targets[0]] = v;
             return;
         }
         const Value target = lookup(s.targets[0]);
@@ -154,7 +192,7 @@ private:
         if (holds_namespace(v)) {
             throw RenderError("{% set " + s.targets[0] + "." + s.attr + " %}: a namespace cannot hold a namespace");
         }
-        target.o->set(s.attr, std::move(v));
+        target.o->set(s.attr, v);
     }
 
     Flow exec_for(const Stmt& s) {
@@ -228,7 +266,11 @@ private:
     Value eval(const Expr& e) {
         switch (e.kind) {
             case Expr::Kind::Literal: return e.literal;
-            case Expr::Kind::Name: return lookup(e.name);
+            case Expr::Kind::Name: {
+                Value v = lookup(e.name);
+                if (v.is_undefined() && is_global_function(e.name)) return Value::function(e.name);
+                return v;
+            }
             case Expr::Kind::List: {
                 Array items;
                 for (const ExprPtr& x : e.args) items.push_back(eval(*x));
@@ -334,6 +376,11 @@ private:
     }
 
     Value call_global(const std::string& name, const Args& args, const Kwargs& kwargs) {
+        if (!is_global_function(name)) {
+            const auto m = macros_.find(name);
+            if (m == macros_.end()) throw RenderError("the macro '" + name + "' is not defined here");
+            return call_macro(*m->second, args, kwargs);
+        }
         if (name == "raise_exception") {
             throw RenderError(args.empty() ? "raise_exception()" : to_text(args[0]).str());
         }
@@ -465,6 +512,8 @@ private:
     std::vector<TaggedString>* out_ = nullptr;
     size_t steps_ = 0;
     size_t output_bytes_ = 0;
+    std::map<std::string, const Stmt*> macros_;  // defined so far
+    int macro_depth_ = 0;
 };
 
 }  // namespace

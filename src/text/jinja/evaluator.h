@@ -18,6 +18,7 @@ namespace smolinfer::text::jinja {
 struct Limits {
     size_t max_steps = 200'000;            // statements run + loop iterations
     uint32_t max_nest = 64;                // lists/dicts inside lists/dicts a {% set %} may store
+    int max_macro_depth = 32;              // macros calling macros (or themselves)
     size_t max_output_bytes = 16u << 20;   // rendered text
 };
 

@@ -29,12 +29,17 @@ const TaggedString& need_string(const Value& v, const std::string& what) {
 namespace {
 
 const Array& need_list(const Value& v, const std::string& filter) {
+    // As llama.cpp: a missing list (undefined, none) filters as an empty one.
+    static const Array kEmpty;
+    if (v.is_undefined() || v.is_none()) return kEmpty;
     if (!v.is_array()) type_error("the filter '" + filter + "' needs a list", v);
     return *v.a;
 }
 
-// The items of a list, the keys of a dict, the characters of a string.
+// The items of a list, the keys of a dict, the characters of a string
+// (nothing for undefined or none).
 Array iterate(const Value& v, const std::string& filter) {
+    if (v.is_undefined() || v.is_none()) return {};
     if (v.is_array()) return *v.a;
     if (v.is_object()) {
         Array keys;
@@ -130,6 +135,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& args, co
         if (v.is_string()) return Value::integer(int64_t(codepoint_count(v.s.str())));
         if (v.is_array()) return Value::integer(int64_t(v.a->size()));
         if (v.is_object()) return Value::integer(int64_t(v.o->items.size()));
+        if (v.is_undefined() || v.is_none()) return Value::integer(0);
         type_error("the filter 'length' needs a string, list or dict", v);
     }
     if (name == "tojson") {

@@ -24,6 +24,10 @@ public:
     Body run() {
         std::string end_tag;
         Body body = block({}, end_tag);
+        // Calls may precede their macro's definition in the text.
+        for (const std::string& name : called_) {
+            if (!macros_.count(name)) throw Unsupported("the function '" + name + "'");
+        }
         return body;
     }
 
@@ -114,6 +118,8 @@ private:
             s = for_statement();
         } else if (tag == "set") {
             s = set_statement();
+        } else if (tag == "macro") {
+            s = macro_statement();
         } else if (tag == "break" || tag == "continue") {
             s = std::make_unique<Stmt>();
             s->kind = tag == "break" ? Stmt::Kind::Break : Stmt::Kind::Continue;
@@ -185,6 +191,32 @@ private:
             s->else_body = block({"endfor"}, end);
         }
         expect(T::CloseStmt, "'%}'");
+        return s;
+    }
+
+    StmtPtr macro_statement() {
+        auto s = std::make_unique<Stmt>();
+        s->kind = Stmt::Kind::Macro;
+        s->text = name();
+        if (is_global_function(s->text)) fail("a macro cannot be named " + s->text);
+        expect_op("(");
+        while (!is_op(")")) {
+            s->targets.push_back(name());
+            ExprPtr dflt;
+            if (is_op("=")) {
+                next();
+                dflt = expression();
+            }
+            s->defaults.push_back(std::move(dflt));
+            if (!is_op(",")) break;
+            next();
+        }
+        expect_op(")");
+        expect(T::CloseStmt, "'%}'");
+        std::string end;
+        s->body = block({"endmacro"}, end);
+        expect(T::CloseStmt, "'%}'");
+        macros_.insert(s->text);
         return s;
     }
 
@@ -403,7 +435,8 @@ private:
 
     void check_callable(const Expr& callee) {
         if (callee.kind == Expr::Kind::Name) {
-            if (!is_global_function(callee.name)) throw Unsupported("the function '" + callee.name + "'");
+            if (callee.name == "caller") throw Unsupported("{% call %} blocks (caller())");
+            if (!is_global_function(callee.name)) called_.insert(callee.name);  // must be a macro
         } else if (callee.kind == Expr::Kind::Member) {
             if (!is_method(callee.name)) throw Unsupported("the method '" + callee.name + "'");
         } else {
@@ -551,6 +584,8 @@ private:
     }
 
     const std::vector<Token>& t_;
+    std::set<std::string> macros_;  // defined
+    std::set<std::string> called_;  // called by name, not built in
     size_t p_ = 0;
     int depth_ = 0;
 };

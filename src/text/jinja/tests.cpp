@@ -49,6 +49,7 @@ bool apply_test(const std::string& name, const Value& v, const Args& args) {
         }
         if (c.is_object()) return v.is_string() && c.o->find(v.s.str()) != nullptr;
         if (c.is_string() && v.is_string()) return c.s.str().find(v.s.str()) != std::string::npos;
+        if (c.is_undefined() || c.is_none()) return false;  // as llama.cpp
         type_error("'in' needs a list, dict or string", c);
     }
     throw RenderError("unknown test '" + name + "'");

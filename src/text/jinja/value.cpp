@@ -68,6 +68,13 @@ Value Value::object(Object x) {
     return v;
 }
 
+Value Value::function(const std::string& name) {
+    Value v;
+    v.kind = Kind::Function;
+    v.s = TaggedString(name);
+    return v;
+}
+
 const char* kind_name(Value::Kind k) {
     switch (k) {
         case Value::Kind::Undefined: return "undefined";
@@ -78,6 +85,7 @@ const char* kind_name(Value::Kind k) {
         case Value::Kind::String: return "string";
         case Value::Kind::Array: return "list";
         case Value::Kind::Object: return "dict";
+        case Value::Kind::Function: return "function";
     }
     return "?";
 }
@@ -92,6 +100,7 @@ bool truthy(const Value& v) {
         case Value::Kind::String: return !v.s.empty();
         case Value::Kind::Array: return !v.a->empty();
         case Value::Kind::Object: return !v.o->items.empty();
+        case Value::Kind::Function: return true;
     }
     return false;
 }
@@ -107,7 +116,8 @@ bool equal(const Value& a, const Value& b) {
         case Value::Kind::Undefined:
         case Value::Kind::None: return true;
         case Value::Kind::Bool: return a.b == b.b;
-        case Value::Kind::String: return a.s.str() == b.s.str();
+        case Value::Kind::String:
+        case Value::Kind::Function: return a.s.str() == b.s.str();
         case Value::Kind::Array:
             if (a.a->size() != b.a->size()) return false;
             for (size_t k = 0; k < a.a->size(); ++k) {
@@ -208,7 +218,8 @@ void json_value(const Value& v, int indent, int depth, std::string& out) {
     };
     switch (v.kind) {
         case Value::Kind::Undefined:
-        case Value::Kind::None: out += "null"; return;
+        case Value::Kind::None:
+        case Value::Kind::Function: out += "null"; return;
         case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
         case Value::Kind::Int: out += std::to_string(v.i); return;
         case Value::Kind::Float: out += float_repr(v.f); return;
@@ -262,6 +273,7 @@ TaggedString to_text(const Value& v) {
         case Value::Kind::String: return v.s;
         case Value::Kind::Array:
         case Value::Kind::Object: return TaggedString(python_repr(v));
+        case Value::Kind::Function: return TaggedString("<built-in function " + v.s.str() + ">");
     }
     return {};
 }

@@ -1,5 +1,6 @@
 // Jinja values: undefined, none, booleans, integers, floats, tagged strings,
-// arrays and insertion-ordered objects (namespaces are objects that `set`
+// arrays, insertion-ordered objects and built-in functions (named in `s`,
+// so `strftime_now is defined` holds) (namespaces are objects that `set`
 // may assign into). Arrays and objects are shared, as in Python.
 #pragma once
 
@@ -26,7 +27,7 @@ struct Object {
 };
 
 struct Value {
-    enum class Kind { Undefined, None, Bool, Int, Float, String, Array, Object };
+    enum class Kind { Undefined, None, Bool, Int, Float, String, Array, Object, Function };
     Kind kind = Kind::Undefined;
     bool b = false;
     int64_t i = 0;
@@ -43,6 +44,7 @@ struct Value {
     static Value string(TaggedString v);
     static Value array(Array v = {});
     static Value object(Object v = {});
+    static Value function(const std::string& name);
 
     bool is_undefined() const { return kind == Kind::Undefined; }
     bool is_none() const { return kind == Kind::None; }
