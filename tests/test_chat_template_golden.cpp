@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,6 +128,59 @@ INSTANTIATE_TEST_SUITE_P(Families, ChatGolden,
                              }
                              return n;
                          });
+
+// Breadth: every template in llama.cpp's models/templates on two
+// conversations. Those the interpreter accepts render exactly as llama.cpp
+// renders them (or fail where llama.cpp fails); the rest must be refused by
+// name at load, and exactly these are (a construct added or lost shows here).
+TEST(ChatGoldenBreadth, EveryLlamaCppTemplateRendersIdenticallyOrIsRefused) {
+    const std::set<std::string> refused = {
+        "ByteDance-Seed-OSS.jinja",
+        "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+        "Kimi-K2-Instruct.jinja",
+        "Kimi-K2-Thinking.jinja",
+        "Kimi-K3.jinja",
+        "deepseek-ai-DeepSeek-V3.2.jinja",
+        "deepseek-ai-DeepSeek-V4-Flash-0731.jinja",
+        "deepseek-ai-DeepSeek-V4.jinja",
+        "fireworks-ai-llama-3-firefunction-v2.jinja",
+        "google-gemma-4-31B-it-interleaved.jinja",
+        "google-gemma-4-31B-it.jinja",
+        "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        "openbmb-MiniCPM5-1B.jinja",
+        "tencent-Hy3.jinja",
+    };
+    const auto golden = test::load_golden("chat/llama-cpp-templates.json");
+    const ChatTokens tokens{golden["bos_token"], golden["eos_token"]};
+    const std::time_t now = golden["now"].get<int64_t>();
+    size_t rendered = 0;
+    for (const auto& tpl : golden["templates"]) {
+        const std::string file = tpl["llama_source"];
+        const std::string name = file.substr(file.rfind('/') + 1);
+        SCOPED_TRACE(name);
+        std::string warning;
+        const auto t = ChatTemplate::from_template(read_text(test::llama_source_path(file)), &warning, tokens);
+        EXPECT_EQ(!t.executes_template(), refused.count(name) == 1) << warning;
+        if (!t.executes_template()) {
+            EXPECT_NE(warning.find("does not support"), std::string::npos) << warning;
+            continue;
+        }
+        for (size_t c = 0; c < golden["conversations"].size(); ++c) {
+            const auto& conv = golden["conversations"][c];
+            const auto& expect = tpl["results"][c];
+            std::vector<ChatMessage> messages;
+            for (const auto& m : conv["messages"]) messages.push_back({m["role"], m["content"]});
+            if (expect.contains("error")) {
+                EXPECT_THROW(t.render(messages, conv["add_generation_prompt"], now), Error) << expect["error"];
+                continue;
+            }
+            EXPECT_EQ(concat(t.render(messages, conv["add_generation_prompt"], now)), expect["output"].get<std::string>())
+                << conv["name"];
+            ++rendered;
+        }
+    }
+    EXPECT_GE(rendered, 100u);
+}
 
 }  // namespace
 }  // namespace smolinfer::text

@@ -150,6 +150,46 @@ function buildRenderer(llamaSrc) {
     return exe;
 }
 
+// Every template of llama.cpp's models/templates, on two conversations: the
+// breadth check (tests/golden/chat/llama-cpp-templates.json).
+const BREADTH_CASES = [
+    {name: "multi_turn_tricky", messages: [SYS, U1, A1, {role: "user", content: TRICKY}], add_generation_prompt: true},
+    {name: "user_only", messages: [U1], add_generation_prompt: true},
+];
+
+function breadthGolden(args, exe) {
+    const dir = path.join(args.llamaSrc, "models", "templates");
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".jinja")).sort();
+    const requests = [];
+    for (const f of files) {
+        const text = fs.readFileSync(path.join(dir, f), "utf8");
+        for (const c of BREADTH_CASES) {
+            const context = {messages: c.messages, bos_token: "<s>", eos_token: "</s>", enable_thinking: true,
+                datetime: DATETIME, date_string: DATE_STRING, add_generation_prompt: true};
+            requests.push(JSON.stringify({template: text, now: NOW, context}));
+        }
+    }
+    const run = spawnSync(exe, [], {input: requests.join("\n") + "\n", env: {...process.env, TZ: "UTC"}, maxBuffer: 1 << 28});
+    if (run.status !== 0) throw new Error(`renderer failed: ${run.stderr}`);
+    const results = run.stdout.toString("utf8").trim().split("\n").map((l) => JSON.parse(l));
+    let k = 0;
+    return {
+        generator: "scripts/golden/chat/make-chat-golden.mjs (llama.cpp common/jinja)",
+        bos_token: "<s>",
+        eos_token: "</s>",
+        now: NOW,
+        conversations: BREADTH_CASES,
+        templates: files.map((f) => ({
+            llama_source: `models/templates/${f}`,
+            results: BREADTH_CASES.map(() => {
+                const r = results[k++];
+                // Errors keep only llama.cpp's message, not its source excerpt.
+                return r.error ? {error: r.error.slice(r.error.lastIndexOf("\n") + 1)} : r;
+            }),
+        })),
+    };
+}
+
 async function main() {
     const args = parseArgs(process.argv);
     const exe = buildRenderer(args.llamaSrc);
@@ -180,6 +220,10 @@ async function main() {
         const errors = results.filter((r) => r.error).length;
         console.error(`${out}: ${results.length} cases (${errors} raise errors)`);
     }
+    const breadth = breadthGolden(args, exe);
+    const out = path.join(args.outDir, "llama-cpp-templates.json");
+    fs.writeFileSync(out, JSON.stringify(breadth, null, 1) + "\n");
+    console.error(`${out}: ${breadth.templates.length} templates`);
 }
 
 main().catch((e) => { console.error(e.message ?? e); process.exit(1); });
