@@ -145,17 +145,36 @@ TEST(ChatTemplateRecognition, TemplateWithoutASystemDefault) {
     EXPECT_EQ(concat(pieces), "<|im_start|>user\nHi<|im_end|>\n");
 }
 
-TEST(ChatTemplateRecognition, NonChatMLTemplateWarnsAndFallsBack) {
-    // Llama 3 style: no <|im_start|> anywhere.
+TEST(ChatTemplateRecognition, NonChatMLTemplateRuns) {
+    // Llama 3 style: no <|im_start|> anywhere; the interpreter runs it.
     const std::string llama3 =
         "{% for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
         "{{ message['content'] | trim }}<|eot_id|>{% endfor %}";
     std::string warning;
     const auto t = ChatTemplate::from_template(llama3, &warning);
-    EXPECT_FALSE(warning.empty());
+    EXPECT_TRUE(warning.empty()) << warning;
+    EXPECT_TRUE(t.executes_template());
+    EXPECT_EQ(t.name(), "jinja");
+    EXPECT_EQ(concat(t.render({{"user", "  Hi\n"}}, true)), "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+}
+
+TEST(ChatTemplateRecognition, UnsupportedConstructWarnsNamingItAndFallsBack) {
+    const std::string with_filter_block =
+        "{% for m in messages %}{% filter upper %}<|user|>{{ m.content }}{% endfilter %}{% endfor %}";
+    std::string warning;
+    const auto t = ChatTemplate::from_template(with_filter_block, &warning);
+    EXPECT_FALSE(t.executes_template());
+    EXPECT_NE(warning.find("'{% filter %}'"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("ChatML"), std::string::npos) << warning;
     EXPECT_EQ(t.name(), "chatml");
-    EXPECT_EQ(t.default_system(), "");
     EXPECT_EQ(concat(t.render({{"user", "Hi"}}, true)), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+
+    // An unknown filter is named too.
+    ChatTemplate::from_template("{{ messages | wordcount }}", &warning);
+    EXPECT_NE(warning.find("the filter 'wordcount'"), std::string::npos) << warning;
+    // Text that is not a template at all.
+    ChatTemplate::from_template("{% if %}", &warning);
+    EXPECT_NE(warning.find("does not parse"), std::string::npos) << warning;
 }
 
 TEST(ChatTemplateRecognition, MissingTemplateWarns) {

@@ -405,6 +405,23 @@ TEST(Session, TokenizeChatUsesControlTokensForMarkupOnly) {
     EXPECT_THROW(s->tokenize_chat({{"robot", "x"}}, true), Error);
 }
 
+TEST(Session, TemplateBosIsNotDoubledWhenTheVocabularyAddsOne) {
+    // A Llama-style template that writes bos_token itself (the tiny vocabulary's BOS is <|im_start|>, id 1).
+    test::TinyModelSpec spec;
+    spec.add_bos = true;
+    spec.chat_template = "{{ bos_token }}{% for m in messages %}{{ m.content + eos_token }}{% endfor %}";
+    SessionOptions o;
+    o.threads = 1;
+    const auto s = Session::open_bytes(test::tiny_llama(spec), o);
+    EXPECT_TRUE(s->chat_template_warning().empty()) << s->chat_template_warning();
+    const auto ids = s->tokenize_chat({{"user", "hi"}}, true);
+    ASSERT_GE(ids.size(), 3u);
+    EXPECT_EQ(ids.front(), 1);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), 1), 1) << "one BOS, as llama.cpp strips the template's";
+    EXPECT_EQ(ids.back(), 2);  // eos_token is the vocabulary's EOS text, a control token
+    EXPECT_EQ(s->detokenize(ids, true), "<|im_start|>hi<|im_end|>");
+}
+
 TEST(Session, PromptLongerThanTheContextThrows) {
     auto s = open_tiny(32);
     EXPECT_EQ(s->context(), 32);

@@ -47,7 +47,11 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
       forward(m, n_ctx, o.batch) {
     sequence.reserve(size_t(n_ctx));
     tokenizer = std::make_unique<text::Tokenizer>(vocab);
-    chat = text::ChatTemplate::from_template(m->file().metadata().get_string("tokenizer.chat_template"), &chat_warning);
+    text::ChatTokens chat_tokens;
+    if (vocab.bos()) chat_tokens.bos = vocab.text(*vocab.bos());
+    if (vocab.eos()) chat_tokens.eos = vocab.text(*vocab.eos());
+    chat = text::ChatTemplate::from_template(m->file().metadata().get_string("tokenizer.chat_template"), &chat_warning,
+                                             chat_tokens);
     const model::LlamaConfig& c = m->config();
     if (vocab.size() != size_t(c.n_vocab)) {
         throw Error("the vocabulary has " + std::to_string(vocab.size()) + " tokens but token_embd.weight has " +
@@ -139,7 +143,17 @@ std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& mess
     std::vector<text::ChatMessage> m;
     m.reserve(messages.size());
     for (const auto& msg : messages) m.push_back({msg.role, msg.content});
-    return impl_->tokenizer->encode_pieces(impl_->chat.render(m, add_generation_prompt), true);
+    std::vector<text::PromptPiece> pieces = impl_->chat.render(m, add_generation_prompt);
+    // Templates that write bos_token themselves (Llama 3, Llama 2, ...) would
+    // get a second BOS from the tokenizer: as llama.cpp does, the rendered
+    // BOS text is dropped when the vocabulary adds BOS anyway.
+    const text::Vocab& v = impl_->vocab;
+    if (v.add_bos() && v.bos() && !pieces.empty() && pieces.front().parse_special) {
+        const std::string& bos = v.text(*v.bos());
+        std::string& first = pieces.front().text;
+        if (!bos.empty() && first.compare(0, bos.size(), bos) == 0) first.erase(0, bos.size());
+    }
+    return impl_->tokenizer->encode_pieces(pieces, true);
 }
 
 std::string Session::detokenize(std::span<const TokenId> ids, bool special) const {

@@ -1,8 +1,11 @@
 #include "text/chat_template.h"
 
+#include <ctime>
 #include <optional>
 
 #include "smolinfer/error.h"
+#include "text/jinja/errors.h"
+#include "text/jinja/template.h"
 
 namespace smolinfer::text {
 
@@ -49,24 +52,105 @@ std::string find_default_system(std::string_view tpl) {
     return {};
 }
 
+void check_roles(const std::vector<ChatMessage>& messages) {
+    if (messages.empty()) throw Error("chat: no messages");
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const std::string& role = messages[i].role;
+        if (role != "system" && role != "user" && role != "assistant") {
+            throw Error("chat: message " + std::to_string(i) + " has role '" + role +
+                        "' (expected system, user or assistant)");
+        }
+    }
+}
+
+std::string format_utc(std::time_t now, const char* format) {
+    std::tm tm{};
+#if defined(_WIN32)
+    gmtime_s(&tm, &now);
+#else
+    gmtime_r(&now, &tm);
+#endif
+    char buf[64];
+    return std::string(buf, std::strftime(buf, sizeof buf, format, &tm));
+}
+
 }  // namespace
 
-ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source, std::string* warning) {
+ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source, std::string* warning,
+                                         const ChatTokens& tokens) {
     ChatTemplate t;
+    t.tokens_ = tokens;
     if (!source) {
         if (warning) *warning = "the model has no chat template (tokenizer.chat_template); using ChatML";
         return t;
     }
-    if (source->find("<|im_start|>") == std::string_view::npos) {
-        if (warning) *warning = "unrecognized chat template (tokenizer.chat_template); using ChatML";
-        return t;
+    try {
+        t.program_ = std::make_shared<const jinja::Template>(*source);
+    } catch (const jinja::Unsupported& e) {
+        if (warning) *warning = std::string("the chat template (tokenizer.chat_template) uses ") + e.what() +
+                                ", which smolinfer's Jinja interpreter does not support; using ChatML";
+    } catch (const jinja::SyntaxError& e) {
+        if (warning) *warning = std::string("the chat template (tokenizer.chat_template) does not parse: ") + e.what() +
+                                "; using ChatML";
     }
-    t.default_system_ = find_default_system(*source);
+    if (source->find("<|im_start|>") != std::string_view::npos) {
+        t.default_system_ = find_default_system(*source);
+    } else if (t.program_) {
+        t.name_ = "jinja";
+    }
     return t;
 }
 
 std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-    if (messages.empty()) throw Error("chat: no messages");
+    return render(messages, add_generation_prompt, std::time(nullptr));
+}
+
+std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                              std::time_t now) const {
+    check_roles(messages);
+    if (!program_) return render_chatml(messages, add_generation_prompt);
+
+    using jinja::TaggedString;
+    using jinja::Value;
+    // Roles are checked against a fixed set, so they count as markup;
+    // content is the user's and stays plain.
+    jinja::Array list;
+    for (const ChatMessage& m : messages) {
+        jinja::Object o;
+        o.set("role", Value::string(TaggedString(m.role)));
+        o.set("content", Value::string(TaggedString(m.content, true)));
+        list.push_back(Value::object(std::move(o)));
+    }
+    // What llama.cpp's common_chat_template_direct_apply gives a template:
+    // add_generation_prompt only when true, enable_thinking on by default,
+    // and its extra date strings.
+    jinja::RenderContext ctx;
+    ctx.now = now;
+    ctx.globals = {
+        {"messages", Value::array(std::move(list))},
+        {"bos_token", Value::string(TaggedString(tokens_.bos))},
+        {"eos_token", Value::string(TaggedString(tokens_.eos))},
+        {"enable_thinking", Value::boolean(true)},
+        {"datetime", Value::string(TaggedString(format_utc(now, "%b %d %Y")))},
+        {"date_string", Value::string(TaggedString(format_utc(now, "%d %b %Y")))},
+    };
+    if (add_generation_prompt) ctx.globals.emplace_back("add_generation_prompt", Value::boolean(true));
+
+    std::vector<TaggedString> out;
+    try {
+        out = program_->render(ctx);
+    } catch (const jinja::RenderError& e) {
+        throw Error(std::string("chat template: ") + e.what());
+    }
+    std::vector<PromptPiece> pieces;
+    for (const TaggedString& s : out) {
+        for (const jinja::Segment& seg : s.segments()) pieces.push_back(PromptPiece{seg.text, !seg.plain});
+    }
+    return pieces;
+}
+
+std::vector<PromptPiece> ChatTemplate::render_chatml(const std::vector<ChatMessage>& messages,
+                                                     bool add_generation_prompt) const {
     std::vector<PromptPiece> pieces;
     auto markup = [&](std::string s) { pieces.push_back(PromptPiece{std::move(s), true}); };
     auto content = [&](const std::string& s) { pieces.push_back(PromptPiece{s, false}); };
@@ -74,12 +158,7 @@ std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& me
     if (messages.front().role != "system" && !default_system_.empty()) {
         markup("<|im_start|>system\n" + default_system_ + "<|im_end|>\n");
     }
-    for (size_t i = 0; i < messages.size(); ++i) {
-        const ChatMessage& m = messages[i];
-        if (m.role != "system" && m.role != "user" && m.role != "assistant") {
-            throw Error("chat: message " + std::to_string(i) + " has role '" + m.role +
-                        "' (expected system, user or assistant)");
-        }
+    for (const ChatMessage& m : messages) {
         markup("<|im_start|>" + m.role + "\n");
         content(m.content);
         markup("<|im_end|>\n");

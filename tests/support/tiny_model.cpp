@@ -54,10 +54,8 @@ gguf::Writer tiny_llama_writer(const TinyModelSpec& s) {
     w.add_string_array("tokenizer.ggml.merges", merges);
     w.add_u32("tokenizer.ggml.bos_token_id", 1);
     w.add_u32("tokenizer.ggml.eos_token_id", 2);
-    w.add_bool("tokenizer.ggml.add_bos_token", false);
-    w.add_string("tokenizer.chat_template",
-                 "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-                 "'<|im_end|>' + '\n'}}{% endfor %}");
+    w.add_bool("tokenizer.ggml.add_bos_token", s.add_bos);
+    w.add_string("tokenizer.chat_template", s.chat_template);
 
     std::mt19937 rng(s.seed);
     const int n_vocab = int(tokens.size());

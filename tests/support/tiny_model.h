@@ -23,6 +23,10 @@ struct TinyModelSpec {
     quant::Type weight_type = quant::Type::Q8_0;
     bool tied_output = true;
     uint32_t seed = 42;
+    bool add_bos = false;  // tokenizer.ggml.add_bos_token
+    std::string chat_template =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 };
 
 // The file's writer, so a test can change any part before serializing.
