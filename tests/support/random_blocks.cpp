@@ -21,9 +21,10 @@ void put_f16(std::vector<uint8_t>& b, size_t at, float v) {
 float uniform01(std::mt19937& rng) { return float(rng() >> 8) * 0x1p-24f; }  // [0, 1), exact
 float unit_around_one(std::mt19937& rng) { return 0.5f + uniform01(rng); }  // [0.5, 1.5)
 float roughly_normal(std::mt19937& rng, float sd) {
-    // Irwin-Hall: four uniforms have mean 2 and variance 1/3.
-    const float sum = ((uniform01(rng) + uniform01(rng)) + uniform01(rng)) + uniform01(rng);
-    return (sum - 2.0f) * (1.7320508f * sd);
+    // Irwin-Hall: twelve uniforms have mean 6 and variance 1.
+    float sum = 0.0f;
+    for (int i = 0; i < 12; ++i) sum += uniform01(rng);
+    return (sum - 6.0f) * sd;
 }
 
 }  // namespace
