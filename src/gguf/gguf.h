@@ -112,6 +112,7 @@ class File {
 public:
     // Parses and validates the whole header and every tensor's placement.
     // One part of a split model (split.count > 1) is refused: see parse_parts.
+    // (parse and parse_parts live in split.cpp, with the split rules.)
     static File parse(std::span<const uint8_t> bytes);
 
     // The same for one file that may be a part of a split model (llama.cpp's
