@@ -1,5 +1,5 @@
 // smolinfer: run, tokenize, bench and perplexity on a Llama GGUF model;
-// quantize converts one.
+// quantize converts one, split cuts one into parts.
 // Errors are one line on stderr and exit code 1.
 #include <cstdio>
 #include <fstream>
@@ -55,13 +55,14 @@ int main(int argc, char** argv) {
     add("bench", "measure prefill and decode speed", add_bench);
     add("perplexity", "perplexity of a text file, as llama.cpp computes it", add_perplexity);
     add("quantize", "convert a GGUF model to another type mix (Q8_0, Q4_K_M, ...)", add_quantize);
+    add("split", "cut a GGUF model into parts (llama.cpp's gguf-split layout)", add_split);
 
     // CLI11 would only say that a subcommand is required.
     if (argc > 1 && argv[1][0] != '-') {
         bool known = false;
         for (const auto& [sub, action] : actions) known = known || sub->get_name() == argv[1];
         if (!known) {
-            std::fprintf(stderr, "error: unknown command '%s' (expected run, tokenize, bench, perplexity or quantize)\n", argv[1]);
+            std::fprintf(stderr, "error: unknown command '%s' (expected run, tokenize, bench, perplexity, quantize or split)\n", argv[1]);
             return 1;
         }
     }

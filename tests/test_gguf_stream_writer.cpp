@@ -111,6 +111,52 @@ TEST(StreamWriter, EveryValueTypeRoundTrips) {
     EXPECT_TRUE(std::equal(original.begin(), original.end(), b.begin()));
 }
 
+// The typed adds of the shared MetadataEncoder write what the crafted
+// (independent) encoder writes, whichever writer uses them.
+TEST(MetadataEncoder, TypedAddsEncodeAsTheCraftedFile) {
+    Gguf g;
+    g.kv("u8", enc_u8(200)).kv("i8", enc_i8(-100)).kv("u16", enc_u16(65000)).kv("i16", enc_i16(-32000));
+    g.kv("u32", enc_u32(4000000000u)).kv("i32", enc_i32(-2000000000)).kv("f32", enc_f32(-1.5e-7f));
+    g.kv("bool", enc_bool(true)).kv("u64", enc_u64(uint64_t(1) << 63)).kv("i64", enc_i64(-(int64_t(1) << 62)));
+    g.kv("f64", enc_f64(3.141592653589793)).kv("str", enc_string("h\xc3\xa9llo"));
+    g.kv("strs", enc_string_array({"a", "", "ccc"}));
+    g.kv("i32s", enc_array(ValueType::I32, std::vector<int32_t>{1, -2, 3}));
+    g.kv("u32s", enc_array(ValueType::U32, std::vector<uint32_t>{7, 4000000000u}));
+    g.kv("f32s", enc_array(ValueType::F32, std::vector<float>{0.5f, -0.25f}));
+    g.kv("bools", enc_array(ValueType::Bool, std::vector<uint8_t>{1, 0, 1}));
+    g.tensor("w", uint32_t(quant::Type::F32), {8, 2}, Bytes(64, 7));
+    const Bytes crafted = g.bytes();
+
+    gguf::Writer w;
+    w.add_u8("u8", 200);
+    w.add_i8("i8", -100);
+    w.add_u16("u16", 65000);
+    w.add_i16("i16", -32000);
+    w.add_u32("u32", 4000000000u);
+    w.add_i32("i32", -2000000000);
+    w.add_f32("f32", -1.5e-7f);
+    w.add_bool("bool", true);
+    w.add_u64("u64", uint64_t(1) << 63);
+    w.add_i64("i64", -(int64_t(1) << 62));
+    w.add_f64("f64", 3.141592653589793);
+    w.add_string("str", "h\xc3\xa9llo");
+    w.add_string_array("strs", {"a", "", "ccc"});
+    w.add_i32_array("i32s", {1, -2, 3});
+    w.add_u32_array("u32s", {7, 4000000000u});
+    w.add_f32_array("f32s", {0.5f, -0.25f});
+    w.add_bool_array("bools", {true, false, true});
+    w.add_tensor("w", uint32_t(quant::Type::F32), {8, 2}, Bytes(64, 7));
+    const Bytes written = w.to_bytes();
+    ASSERT_EQ(written.size(), Gguf::align_up(crafted.size(), 32));  // ours pads the last tensor
+    EXPECT_TRUE(std::equal(crafted.begin(), crafted.end(), written.begin()));
+
+    EXPECT_THROW(w.add_u16("u16", 1), Error);  // a key twice
+    w.set_u16("u8", 9);                         // replaced: removed, appended last
+    const gguf::File f = gguf::File::parse(w.to_bytes());
+    EXPECT_EQ(f.metadata().keys().back(), "u8");
+    EXPECT_EQ(f.metadata().get_uint("u8"), 9u);
+}
+
 TEST(StreamWriter, KeepsTheAlignment) {
     std::vector<uint8_t> bytes;
     {

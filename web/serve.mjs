@@ -40,16 +40,30 @@ const types = {
 };
 
 // Models listed once at startup (hashing 100 MB takes a fraction of a second).
+// A split model (llama.cpp's gguf-split: "<name>-00001-of-00003.gguf", ...)
+// is listed once, by its first part, which is what the engine loads; all
+// its parts are served.
+const splitPart = /-(\d{5})-of-(\d{5})\.gguf$/;
+const served = new Set(); // file names under /models/
 function listModels() {
   if (!fs.existsSync(modelsDir)) return [];
-  return fs
-    .readdirSync(modelsDir)
-    .filter((f) => f.endsWith(".gguf"))
-    .sort()
+  const files = fs.readdirSync(modelsDir).filter((f) => f.endsWith(".gguf")).sort();
+  for (const f of files) served.add(f);
+  return files
+    .filter((f) => {
+      const m = splitPart.exec(f);
+      return !m || (Number(m[1]) === 1 && Number(m[2]) > 1);
+    })
     .map((f) => {
       const file = path.join(modelsDir, f);
+      const url = `/models/${encodeURIComponent(f)}`;
+      const m = splitPart.exec(f);
+      if (m && Number(m[2]) > 1) {
+        // The engine fetches the parts by name; size and sha256 describe single files only.
+        return { name: f.replace(splitPart, ""), url, parts: Number(m[2]) };
+      }
       const sha256 = crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-      return { name: f.replace(/\.gguf$/, ""), url: `/models/${encodeURIComponent(f)}`, size: fs.statSync(file).size, sha256 };
+      return { name: f.replace(/\.gguf$/, ""), url, size: fs.statSync(file).size, sha256 };
     });
 }
 const models = listModels();
@@ -93,8 +107,11 @@ function notFound(res, isolated) {
 //   /faults/slow.gguf                 the model at about 2 MB/s
 //   /faults/stalled.gguf              announces the model, sends 1 MB, then nothing (until the client leaves)
 //   /faults/huge.gguf?length=N        announces N bytes (default 5 GB), sends 1 MB, then nothing
-//   /faults/open                      {"open": n}: fault responses still sending (to see aborts close them)
+//   /faults/huge-0000i-of-0000n.gguf  part i of a split model of n parts of 2.5 GB each (?length=N), the same way
+//   /faults/open                      {"open": n, "splitDownloads": m}: fault responses still sending (to see
+//                                     aborts close them), GET requests for huge-*-of-*.gguf so far
 let open = 0;
+let splitDownloads = 0; // GET requests for huge-*-of-*.gguf parts (a refused model must cause none)
 
 function track(res) {
   open++;
@@ -138,13 +155,14 @@ function trickle(res, out, file, { start = 0, end, chunk = 64 << 10, delay = 0, 
 function fault(req, res, name, query) {
   headers(res, true);
   res.setHeader("Cache-Control", "no-store");
-  const model = models[0] && path.join(modelsDir, decodeURIComponent(models[0].url.slice("/models/".length)));
+  const single = models.find((m) => m.parts === undefined);
+  const model = single && path.join(modelsDir, decodeURIComponent(single.url.slice("/models/".length)));
   const size = model ? fs.statSync(model).size : 0;
   if (name.endsWith(".gguf") && !model) return notFound(res, true);
   switch (name) {
     case "open":
       res.writeHead(200, { "Content-Type": types[".json"] });
-      return res.end(JSON.stringify({ open }));
+      return res.end(JSON.stringify({ open, splitDownloads }));
     case "404":
       return notFound(res, true);
     case "500":
@@ -210,8 +228,17 @@ function fault(req, res, name, query) {
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": length });
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
-    default:
-      return notFound(res, true);
+    default: {
+      // huge-0000i-of-0000n.gguf?length=N: a split model of n parts of N
+      // bytes each (default 2.5 GB), announced (HEAD too) but never sent past 1 MB.
+      const split = /^huge-(\d{5})-of-(\d{5})\.gguf$/.exec(name);
+      if (!split) return notFound(res, true);
+      track(res);
+      res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": Number(query.get("length") ?? 2.5e9) });
+      if (req.method === "HEAD") return res.end();
+      splitDownloads++;
+      return trickle(res, res, model, { end: Math.min(1 << 20, size) });
+    }
   }
 }
 
@@ -226,7 +253,7 @@ const server = http.createServer((req, res) => {
   }
   if (pathname.startsWith("/models/")) {
     const name = pathname.slice("/models/".length);
-    if (name.includes("/") || !models.some((m) => m.url === `/models/${encodeURIComponent(name)}`)) {
+    if (name.includes("/") || !served.has(name)) {
       return notFound(res, isolated);
     }
     return sendFile(req, res, path.join(modelsDir, name), isolated);

@@ -44,9 +44,13 @@ struct SessionOptions {
 
 struct ModelInfo {
     std::string name;
-    std::string architecture;
+    std::string architecture;  // general.architecture: the model's family ("llama")
     std::string weight_types;  // e.g. "Q4_1 x210, F32 x61, Q8_0 x1"
-    uint64_t file_bytes = 0;
+    std::string file_type;     // general.file_type as llama.cpp names it ("Q4_K_M"); "" when absent or unknown
+    std::string dominant_type; // the tensor type holding the most bytes ("Q4_K")
+    uint64_t parameters = 0;   // elements of all tensors (as llama.cpp's llama_model_n_params)
+    uint64_t file_bytes = 0;   // all files together
+    int file_parts = 1;        // files of a split model (gguf-split), else 1
     int n_vocab = 0;
     int n_ctx_train = 0;
     int n_layer = 0;
@@ -123,11 +127,20 @@ private:
 
 class Session {
 public:
+    // A split model (llama.cpp's gguf-split: "<name>-00001-of-00003.gguf", ...)
+    // opens from its first part; the other parts are found beside it by name.
     static std::unique_ptr<Session> open_file(const std::string& path, const SessionOptions& options);
     static std::unique_ptr<Session> open_bytes(std::vector<uint8_t> bytes, const SessionOptions& options);
     // Takes ownership of `size` bytes from malloc, freed with free() (also
     // when opening fails).
     static std::unique_ptr<Session> open_malloc(uint8_t* data, size_t size, const SessionOptions& options);
+    // The files of a split model in order, each from malloc (all freed with
+    // free(), also when opening fails).
+    struct MallocPart {
+        uint8_t* data;
+        size_t size;
+    };
+    static std::unique_ptr<Session> open_malloc_parts(std::span<const MallocPart> parts, const SessionOptions& options);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;

@@ -4,6 +4,8 @@
 #include <map>
 #include <new>
 
+#include "api/model_files.h"
+#include "api/model_summary.h"
 #include "api/session_impl.h"
 #include "text/detokenizer.h"
 #include "runtime/machine.h"
@@ -13,20 +15,6 @@ namespace smolinfer {
 namespace {
 
 constexpr int kDefaultContext = 4096;
-
-std::string weight_types(const gguf::File& file) {
-    std::map<std::string, int> counts;
-    for (const auto& t : file.tensors()) counts[std::string(t.traits.name)]++;
-    std::vector<std::pair<int, std::string>> sorted;
-    for (const auto& [name, n] : counts) sorted.emplace_back(-n, name);
-    std::sort(sorted.begin(), sorted.end());
-    std::string out;
-    for (const auto& [neg, name] : sorted) {
-        if (!out.empty()) out += ", ";
-        out += name + " x" + std::to_string(-neg);
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -59,8 +47,13 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     }
     info.name = c.name;
     info.architecture = c.architecture;
-    info.weight_types = weight_types(m->file());
-    info.file_bytes = m->file().bytes().size();
+    const ModelSummary summary = summarize(m->file(), &warnings);
+    info.weight_types = summary.weight_types;
+    info.parameters = summary.parameters;
+    info.file_type = summary.file_type;
+    info.dominant_type = summary.dominant_type;
+    info.file_bytes = m->file().total_bytes();
+    info.file_parts = int(m->file().part_count());
     info.n_vocab = c.n_vocab;
     info.n_ctx_train = c.n_ctx_train;
     info.n_layer = c.n_layer;
@@ -110,9 +103,8 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
 }  // namespace
 
 std::unique_ptr<Session> Session::open_file(const std::string& path, const SessionOptions& options) {
-    auto bytes = runtime::FileBytes::map(path);
     try {
-        return std::unique_ptr<Session>(new Session(open_model(std::move(bytes), options)));
+        return std::unique_ptr<Session>(new Session(open_model(map_model_files(path), options)));
     } catch (const Error& e) {
         throw Error(path + ": " + e.what());
     }
@@ -120,6 +112,13 @@ std::unique_ptr<Session> Session::open_file(const std::string& path, const Sessi
 
 std::unique_ptr<Session> Session::open_malloc(uint8_t* data, size_t size, const SessionOptions& options) {
     return std::unique_ptr<Session>(new Session(open_model(runtime::FileBytes::adopt_malloc(data, size), options)));
+}
+
+std::unique_ptr<Session> Session::open_malloc_parts(std::span<const MallocPart> parts, const SessionOptions& options) {
+    std::vector<std::shared_ptr<const runtime::FileBytes>> owned;
+    owned.reserve(parts.size());
+    for (const MallocPart& p : parts) owned.push_back(runtime::FileBytes::adopt_malloc(p.data, p.size));
+    return std::unique_ptr<Session>(new Session(open_model(runtime::FileBytes::join(std::move(owned)), options)));
 }
 
 std::unique_ptr<Session> Session::open_bytes(std::vector<uint8_t> buffer, const SessionOptions& options) {

@@ -375,9 +375,10 @@ const TensorInfo* File::find_tensor(const std::string& name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
-File File::parse(std::span<const uint8_t> bytes) {
+File File::parse_part(std::span<const uint8_t> bytes) {
     File f;
     f.bytes_ = bytes;
+    f.total_bytes_ = bytes.size();
     Cursor c(bytes);
 
     if (bytes.size() < 4) {

@@ -98,7 +98,8 @@ struct TensorInfo {
     std::array<uint64_t, kMaxDims> ne{1, 1, 1, 1};  // ne[0] is the row length (innermost)
     uint64_t n_elements = 0;
     uint64_t n_bytes = 0;
-    uint64_t file_offset = 0;  // absolute offset of the data in the file
+    uint64_t file_offset = 0;  // absolute offset of the data in its file (its part of a split model)
+    uint32_t part = 0;         // which file of a split model holds the data (0 for a single file)
     const uint8_t* data = nullptr;
 
     quant::Type type() const { return traits.type; }
@@ -110,7 +111,22 @@ struct TensorInfo {
 class File {
 public:
     // Parses and validates the whole header and every tensor's placement.
+    // One part of a split model (split.count > 1) is refused: see parse_parts.
+    // (parse and parse_parts live in split.cpp, with the split rules.)
     static File parse(std::span<const uint8_t> bytes);
+
+    // The same for one file that may be a part of a split model (llama.cpp's
+    // gguf-split layout, see split.h); its split keys are not checked.
+    static File parse_part(std::span<const uint8_t> bytes);
+
+    // A model in one file (one span: as parse) or split into parts, given in
+    // order: the first part's metadata, every part's tensors (each viewing
+    // its own part's bytes). Each part's split.no must be its index, the
+    // first part's split.count the number of parts, and the tensors of all
+    // parts together split.tensors.count, with no name twice; an Error names
+    // the part ("part 2 of 3") that breaks a rule.
+    // `names` (optional, one per part) go into the messages.
+    static File parse_parts(std::span<const std::span<const uint8_t>> parts, std::span<const std::string> names = {});
 
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
@@ -118,10 +134,16 @@ public:
     const Metadata& metadata() const { return metadata_; }
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find_tensor(const std::string& name) const;
+    // The first part's bytes (the whole file unless split).
     std::span<const uint8_t> bytes() const { return bytes_; }
+    size_t part_count() const { return part_count_; }
+    // Bytes of all parts together.
+    uint64_t total_bytes() const { return total_bytes_; }
 
 private:
     std::span<const uint8_t> bytes_;
+    size_t part_count_ = 1;
+    uint64_t total_bytes_ = 0;
     uint32_t version_ = 0;
     uint64_t alignment_ = kDefaultAlignment;
     uint64_t data_offset_ = 0;

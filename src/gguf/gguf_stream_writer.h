@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "gguf/header_encoder.h"
+#include "gguf/metadata_encoder.h"
 #include "quant/types.h"
 #include "runtime/interrupt_cleanup.h"
 
@@ -81,23 +83,11 @@ private:
     std::vector<uint8_t> buffer_;
 };
 
-class StreamWriter {
+class StreamWriter : public MetadataEncoder {
 public:
-    // ---- metadata, in the order added. Adding a key twice is an error; set()
-    // replaces by removing the old entry and appending the new one (as
-    // llama.cpp's gguf_set_val_* do).
-    void add_u8(const std::string& key, uint8_t v);
-    void add_u32(const std::string& key, uint32_t v);
-    void add_i32(const std::string& key, int32_t v);
-    void add_u64(const std::string& key, uint64_t v);
-    void add_f32(const std::string& key, float v);
-    void add_bool(const std::string& key, bool v);
-    void add_string(const std::string& key, const std::string& v);
-    // A value as parsed from another file, re-encoded bit for bit.
-    void add_value(const std::string& key, const Value& v);
-    void set_u32(const std::string& key, uint32_t v);
-    bool remove(const std::string& key);
-    bool has(const std::string& key) const;
+    // ---- metadata, in the order added: the add_*/set_*/remove/has of
+    // MetadataEncoder (adding a key twice is an error; after write_header
+    // the metadata is frozen).
 
     // ---- tensors, in file order. dims innermost first; the row length
     // dims[0] must be a multiple of the type's block size.
@@ -123,21 +113,7 @@ public:
     size_t current_tensor() const { return current_; }
 
 private:
-    struct Kv {
-        std::string key;
-        std::vector<uint8_t> encoded;  // type tag and value
-    };
-    struct Tensor {
-        std::string name;
-        quant::Type type;
-        std::vector<uint64_t> dims;
-        uint64_t n_bytes;
-    };
-    void add_kv(const std::string& key, std::vector<uint8_t> encoded);
-    std::vector<uint8_t> encode_header(uint64_t alignment) const;
-
-    std::vector<Kv> kvs_;
-    std::vector<Tensor> tensors_;
+    std::vector<TensorRecord> tensors_;
     bool header_written_ = false;
     size_t current_ = 0;
     uint64_t current_done_ = 0;

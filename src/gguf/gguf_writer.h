@@ -1,4 +1,5 @@
-// Writes GGUF v3 files: metadata in insertion order, tensor infos, aligned
+// Writes GGUF v3 files in memory: metadata in insertion order (the typed
+// add_* of MetadataEncoder, shared with StreamWriter), tensor infos, aligned
 // tensor data. Used by the tests to craft files (valid and broken) and by
 // tools that produce models.
 #pragma once
@@ -10,49 +11,29 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "gguf/header_encoder.h"
+#include "gguf/metadata_encoder.h"
 
 namespace smolinfer::gguf {
 
-class Writer {
+class Writer : public MetadataEncoder {
 public:
-    void add_u8(const std::string& key, uint8_t v);
-    void add_u32(const std::string& key, uint32_t v);
-    void add_i32(const std::string& key, int32_t v);
-    void add_u64(const std::string& key, uint64_t v);
-    void add_f32(const std::string& key, float v);
-    void add_bool(const std::string& key, bool v);
-    void add_string(const std::string& key, const std::string& v);
-    void add_string_array(const std::string& key, const std::vector<std::string>& v);
-    void add_i32_array(const std::string& key, const std::vector<int32_t>& v);
-    void add_f32_array(const std::string& key, const std::vector<float>& v);
-
     // Tensor data in the type's block layout; dims innermost first. The
     // type id is written as given (tests write unknown ones on purpose).
     void add_tensor(const std::string& name, uint32_t type_id, std::vector<uint64_t> dims, std::vector<uint8_t> data);
 
     void set_version(uint32_t v) { version_ = v; }
+    // Also adds "general.alignment" (not checked: tests write odd ones).
     void set_alignment(uint32_t a);
 
     std::vector<uint8_t> to_bytes() const;
     void write(std::ostream& out) const;
 
 private:
-    struct Kv {
-        std::string key;
-        std::vector<uint8_t> encoded;  // type tag and value
-    };
-    struct Tensor {
-        std::string name;
-        uint32_t type_id;
-        std::vector<uint64_t> dims;
-        std::vector<uint8_t> data;
-    };
-    void add_kv(const std::string& key, std::vector<uint8_t> encoded);
-
     uint32_t version_ = 3;
     uint64_t alignment_ = kDefaultAlignment;
-    std::vector<Kv> kvs_;
-    std::vector<Tensor> tensors_;
+    std::vector<TensorRecord> tensors_;
+    std::vector<std::vector<uint8_t>> data_;  // one per tensor
 };
 
 }  // namespace smolinfer::gguf

@@ -32,7 +32,7 @@ void for_tokens(runtime::ThreadPool& pool, int n, Fn&& fn) {
 std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes, quant::Isa isa) {
     auto m = std::shared_ptr<LlamaModel>(new LlamaModel());
     m->bytes_ = std::move(bytes);
-    m->file_ = gguf::File::parse(m->bytes_->bytes());
+    m->file_ = gguf::File::parse_parts(m->bytes_->parts());
     m->config_ = LlamaConfig::from_gguf(m->file_);
     if (m->config_.head_dim > kMaxHeadDim) {
         throw Error("unsupported model: head size " + std::to_string(m->config_.head_dim) + " (at most " +

@@ -52,6 +52,22 @@ private:
     size_t size_;
 };
 
+class JoinedFiles final : public FileBytes {
+public:
+    explicit JoinedFiles(std::vector<std::shared_ptr<const FileBytes>> parts) : parts_(std::move(parts)) {}
+    std::span<const uint8_t> bytes() const override {
+        throw Error("a model in " + std::to_string(parts_.size()) + " files has no single byte range");
+    }
+    std::vector<std::span<const uint8_t>> parts() const override {
+        std::vector<std::span<const uint8_t>> out;
+        for (const auto& p : parts_) out.push_back(p->bytes());
+        return out;
+    }
+
+private:
+    std::vector<std::shared_ptr<const FileBytes>> parts_;
+};
+
 std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
@@ -91,6 +107,11 @@ std::shared_ptr<const FileBytes> FileBytes::adopt(std::vector<uint8_t> buffer) {
 
 std::shared_ptr<const FileBytes> FileBytes::adopt_malloc(uint8_t* data, size_t size) {
     return std::make_shared<MallocBuffer>(data, size);
+}
+
+std::shared_ptr<const FileBytes> FileBytes::join(std::vector<std::shared_ptr<const FileBytes>> parts) {
+    if (parts.size() == 1) return parts[0];
+    return std::make_shared<JoinedFiles>(std::move(parts));
 }
 
 }  // namespace smolinfer::runtime

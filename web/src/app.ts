@@ -6,6 +6,7 @@ import {
   type CreateEngineOptions,
   type Engine,
   type LoadProgress,
+  type ModelInfo,
   type ModelSource,
 } from "./smolinfer.js";
 
@@ -16,9 +17,10 @@ const HUB_MODEL = {
 
 interface ServerModel {
   name: string;
-  url: string;
+  url: string; // a split model's first part
   size?: number;
   sha256?: string;
+  parts?: number; // a split model's files
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -119,10 +121,24 @@ function setBusy(state: "idle" | "loading" | "generating"): void {
 
 // ---------------------------------------------------------------- model
 
+// One file, or the parts of a split model picked (or dropped) together.
+function pickedFiles(list: FileList | null | undefined): ModelSource | null {
+  const files = Array.from(list ?? []);
+  if (files.length === 0) return null;
+  return files.length === 1 ? files[0] : files;
+}
+
+// "llama · 135M parameters · Q4_1": what the loaded model is.
+function describeModel(info: ModelInfo): string {
+  const p = info.parameters;
+  const params = p >= 1e9 ? `${(p / 1e9).toFixed(2)}B` : `${Math.round(p / 1e6)}M`;
+  return `${info.architecture} · ${params} parameters · ${info.quantization}`;
+}
+
 function selectedSource(): ModelSource | null {
   const value = ui.source.value;
   if (value === "url") return ui.url.value.trim() || null;
-  if (value === "file") return ui.file.files?.[0] ?? null;
+  if (value === "file") return pickedFiles(ui.file.files);
   if (value === "hub") return { url: HUB_MODEL.url, name: HUB_MODEL.label };
   const m = serverModels[Number(value.slice("server:".length))];
   return m ? { url: m.url, size: m.size, sha256: m.sha256, name: m.name } : null;
@@ -177,9 +193,11 @@ async function loadModel(source: ModelSource): Promise<void> {
   showProgress({ phase: "download", loaded: 0, total: 0, bytesPerSecond: 0, etaSeconds: NaN });
   try {
     const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress });
-    const origin = info.fromCache ? "from the saved copy" : source instanceof Blob ? "from your file" : "downloaded";
+    const local = source instanceof Blob || Array.isArray(source);
+    const origin = info.fromCache ? "from the saved copy" : local ? "from your file" : "downloaded";
+    const files = info.parts > 1 ? ` in ${info.parts} parts` : "";
     ui.modelStatus.textContent =
-      `${info.name || "Model"} · ${info.weightTypes.split(",")[0]} · ${mb(info.fileBytes)} · ` +
+      `${info.name || "Model"} · ${describeModel(info)} · ${mb(info.fileBytes)}${files} · ` +
       `context ${info.contextSize} · ${origin}`;
     for (const w of info.warnings) ui.modelStatus.textContent += ` · note: ${w}`;
     conversation = [];
@@ -210,7 +228,10 @@ async function listServerModels(): Promise<void> {
   }
   ui.source.innerHTML = "";
   const add = (value: string, label: string) => ui.source.add(new Option(label, value));
-  serverModels.forEach((m, i) => add(`server:${i}`, `${m.name}${m.size ? ` (${mb(m.size)})` : ""} — this server`));
+  serverModels.forEach((m, i) => {
+    const about = m.size ? ` (${mb(m.size)})` : m.parts ? ` (${m.parts} parts)` : "";
+    add(`server:${i}`, `${m.name}${about} — this server`);
+  });
   add("hub", HUB_MODEL.label);
   add("url", "A model URL…");
   add("file", "A file on this device…");
@@ -320,7 +341,8 @@ async function regenerate(): Promise<void> {
 function wire(): void {
   ui.source.addEventListener("change", onSourceChange);
   ui.file.addEventListener("change", () => {
-    ui.fileName.textContent = ui.file.files?.[0]?.name ?? "Choose a .gguf file";
+    const n = ui.file.files?.length ?? 0;
+    ui.fileName.textContent = n > 1 ? `${n} files (a split model)` : ui.file.files?.[0]?.name ?? "Choose a .gguf file";
   });
   ui.load.addEventListener("click", () => {
     const source = selectedSource();
@@ -371,8 +393,8 @@ function wire(): void {
     e.preventDefault();
     dragDepth = 0;
     ui.drop.hidden = true;
-    const file = e.dataTransfer?.files[0];
-    if (file && !loading && !generating) void loadModel(file);
+    const files = pickedFiles(e.dataTransfer?.files);
+    if (files && !loading && !generating) void loadModel(files);
   });
 }
 

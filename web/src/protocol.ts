@@ -19,21 +19,40 @@ export interface ErrorInfo {
 /** Where a model comes from. */
 export type SourceSpec =
   | { kind: "url"; url: string; size?: number; sha256?: string; name?: string }
-  | { kind: "file"; file: Blob; name?: string };
+  | { kind: "file"; file: Blob; name?: string }
+  // The parts of a split model (gguf-split: "<name>-00001-of-00003.gguf", ...), picked together.
+  | { kind: "files"; files: { file: Blob; name?: string }[] };
 
 export interface ModelInfo {
   name: string;
+  /** The model's family: general.architecture ("llama", "qwen2", ...). */
   architecture: string;
+  /** Parameters: the elements of all its tensors (as llama.cpp counts them). */
+  parameters: number;
+  /** How it is quantized: the file type llama.cpp names ("Q4_K_M"), else the dominant tensor type. */
+  quantization: string;
+  /** general.file_type as llama.cpp names it ("Q4_K_M"); "" when the file does not say. */
+  fileType: string;
+  /** The tensor type holding the most bytes ("Q4_K"). */
+  dominantType: string;
+  /** Every tensor type with its count, most used first ("Q4_1 x210, F32 x61"). */
   weightTypes: string;
+  /** Bytes of the model's file(s). */
   fileBytes: number;
+  /** Files: more than 1 for a split model. */
+  parts: number;
   vocabSize: number;
   trainContext: number;
   contextSize: number;
   layers: number;
   threads: number;
   warnings: string[];
+  /** Every file came from the saved copy. */
   fromCache: boolean;
+  /** SHA-256 of the file (of the first part for a split model). */
   sha256: string;
+  /** SHA-256 of each file, in order. */
+  partSha256: string[];
 }
 
 export interface LoadProgress {

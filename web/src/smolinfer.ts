@@ -38,8 +38,13 @@ export class EngineError extends Error {
   }
 }
 
-/** A model: a URL (with an optional known size and SHA-256), or a local file. */
-export type ModelSource = string | { url: string; size?: number; sha256?: string; name?: string } | Blob;
+/**
+ * A model: a URL (with an optional known size and SHA-256), a local file, or
+ * the local files of a split model (all its parts, in any order). A split
+ * model (llama.cpp's gguf-split, "<name>-00001-of-00003.gguf", ...) loads
+ * from its first part's URL: the other parts are fetched from beside it.
+ */
+export type ModelSource = string | { url: string; size?: number; sha256?: string; name?: string } | Blob | Blob[];
 
 export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
@@ -85,6 +90,13 @@ function sourceSpec(source: ModelSource): SourceSpec {
     return { kind: "url", url: source };
   }
   if (source instanceof Blob) return { kind: "file", file: source, name: source instanceof File ? source.name : undefined };
+  if (Array.isArray(source)) {
+    if (source.length === 0 || !source.every((f) => f instanceof Blob)) {
+      throw new EngineError("bad_input", "a list of model files must hold at least one File");
+    }
+    if (source.length === 1) return sourceSpec(source[0]);
+    return { kind: "files", files: source.map((f) => ({ file: f, name: f instanceof File ? f.name : undefined })) };
+  }
   if (source && typeof source.url === "string" && source.url) {
     if (source.size !== undefined && !(Number.isInteger(source.size) && source.size > 0)) {
       throw new EngineError("bad_input", "size must be a positive integer");
@@ -94,7 +106,7 @@ function sourceSpec(source: ModelSource): SourceSpec {
     }
     return { kind: "url", url: source.url, size: source.size, sha256: source.sha256, name: source.name };
   }
-  throw new EngineError("bad_input", "a model source is a URL, { url, size?, sha256? } or a File");
+  throw new EngineError("bad_input", "a model source is a URL, { url, size?, sha256? }, a File or the Files of a split model");
 }
 
 function checkOptions(o: GenerateOptions): SamplingOptions {

@@ -26,6 +26,7 @@ declare const self: DedicatedWorkerGlobalScope;
 // The parts of the Emscripten module (web/wasm/bindings.cpp) used here.
 interface WasmEngine {
   load(ptr: number, size: number, options: object): Record<string, unknown>;
+  loadParts(ptrs: number[], sizes: number[], options: object): Record<string, unknown>;
   unload(): void;
   loaded(): boolean;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): { ids?: Int32Array; error?: string };
@@ -266,12 +267,19 @@ async function fromStore(
   return { ...r, sha256 };
 }
 
+function abortSignal(id: number): AbortSignal {
+  let controller = fetchAborts.get(id);
+  if (!controller) {
+    controller = new AbortController();
+    fetchAborts.set(id, controller);
+  }
+  return controller.signal;
+}
+
 async function download(id: number, url: string, progress: (p: LoadProgress) => void): Promise<{ ptr: number; size: number }> {
-  const controller = new AbortController();
-  fetchAborts.set(id, controller);
   let response: globalThis.Response;
   try {
-    response = await fetch(url, { signal: controller.signal });
+    response = await fetch(url, { signal: abortSignal(id) });
   } catch (e) {
     if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
     throw new EngineFailure("network", `cannot fetch ${url}: ${(e as Error).message ?? e}`);
@@ -298,57 +306,206 @@ function loadFailure(message: string, contextSize: number | undefined): EngineFa
   return new EngineFailure("bad_model", message);
 }
 
+// The URLs of every part when `url` names the first part of a split model
+// ("<name>-00001-of-00003.gguf", llama.cpp's gguf-split naming), else null.
+function splitUrls(url: string): string[] | null {
+  const u = new URL(url);
+  const m = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/.exec(u.pathname);
+  if (!m) return null;
+  const [index, count] = [Number(m[2]), Number(m[3])];
+  if (count < 2) return null;
+  if (index !== 1) {
+    const first = new URL(u.href);
+    first.pathname = `${m[1]}-00001-of-${m[3]}.gguf`;
+    throw new EngineFailure("bad_input", `${url} is part ${index} of ${count} of a split model: load its first part, ${first.href}`);
+  }
+  return Array.from({ length: count }, (_, i) => {
+    const part = new URL(u.href);
+    part.pathname = `${m[1]}-${String(i + 1).padStart(5, "0")}-of-${m[3]}.gguf`;
+    return part.href;
+  });
+}
+
+// The picked files of a split model in part order, by their names; files
+// not named as parts keep the order they were picked in (the engine checks
+// each part's split.no).
+function orderParts(files: { file: Blob; name?: string }[]): { file: Blob; name?: string }[] {
+  const parsed = files.map((f) => ({ f, m: /-(\d{5})-of-(\d{5})\.gguf$/.exec(f.name ?? "") }));
+  if (!parsed.every((p) => p.m)) return files;
+  const count = Number(parsed[0].m![2]);
+  const byIndex = new Map(parsed.map((p) => [Number(p.m![1]), p.f]));
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !byIndex.has(i));
+  if (missing.length > 0 || files.length !== count || parsed.some((p) => Number(p.m![2]) !== count)) {
+    throw new EngineFailure(
+      "bad_input",
+      `the picked files are not the ${count} parts of one split model` +
+        (missing.length > 0 ? `: part ${missing.join(", ")} of ${count} is missing` : ""),
+    );
+  }
+  return Array.from({ length: count }, (_, i) => byIndex.get(i + 1)!);
+}
+
+// Refuses a model WebAssembly cannot hold, before any of it is downloaded.
+function checkTotalSize(sizes: number[]): void {
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (total < WASM_LIMIT) return;
+  const parts = sizes.length > 1 ? ` in ${sizes.length} parts (${sizes.map(gb).join(" + ")})` : "";
+  throw new EngineFailure("out_of_memory", `the model is ${gb(total)}${parts}; WebAssembly can address at most 4.29 GB`);
+}
+
+// Each part's size from a HEAD request (0 when the server does not say);
+// a part the server does not have fails here, naming it.
+async function partSizes(id: number, urls: string[]): Promise<number[]> {
+  return Promise.all(
+    urls.map(async (url, i) => {
+      let response: globalThis.Response;
+      try {
+        response = await fetch(url, { method: "HEAD", signal: abortSignal(id) });
+      } catch (e) {
+        if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
+        throw new EngineFailure("network", `cannot fetch part ${i + 1} of ${urls.length}, ${url}: ${(e as Error).message ?? e}`);
+      }
+      if (!response.ok) {
+        throw new EngineFailure(
+          "network",
+          `part ${i + 1} of ${urls.length} of the split model is missing: HTTP ${response.status} for ${url}`,
+        );
+      }
+      const encoding = response.headers.get("content-encoding");
+      const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
+      return Number.isFinite(length) && length > 0 ? length : 0;
+    }),
+  );
+}
+
+type Part = Received & { fromCache: boolean; url?: string };
+
+// One file from the saved copy or the network, verified.
+async function fromUrl(
+  id: number,
+  url: string,
+  source: Extract<SourceSpec, { kind: "url" }>,
+  progress: (p: LoadProgress) => void,
+  warnings: string[],
+): Promise<Part> {
+  const saved = await fromStore(id, url, source, progress, warnings);
+  if (saved) return { ...saved, fromCache: true, url };
+  const { ptr, size } = await download(id, url, progress);
+  if (source.size !== undefined && size !== source.size) {
+    wasm!.Engine.release(ptr);
+    throw new EngineFailure("network", `the file has ${size} bytes, expected ${source.size}`);
+  }
+  progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
+  const sha256 = wasm!.Engine.sha256(ptr, size);
+  if (source.sha256 && source.sha256.toLowerCase() !== sha256) {
+    wasm!.Engine.release(ptr);
+    throw new EngineFailure("network", `the file's SHA-256 is ${sha256}, expected ${source.sha256}`);
+  }
+  return { ptr, size, sha256, fromCache: false, url };
+}
+
+async function fromBlob(id: number, file: Blob, progress: (p: LoadProgress) => void): Promise<Part> {
+  const { ptr, size } = await receive(id, file.stream(), file.size, "download", progress);
+  progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
+  return { ptr, size, sha256: wasm!.Engine.sha256(ptr, size), fromCache: false };
+}
+
+// Progress over several files: bytes of the files before this one count as loaded.
+function partProgress(progress: (p: LoadProgress) => void, before: number, total: number) {
+  return (p: LoadProgress) =>
+    progress({ ...p, loaded: before + p.loaded, total: total > 0 ? total : p.total > 0 ? before + p.total : 0 });
+}
+
+// Every file of the model, in order, in engine memory.
+async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadProgress) => void, warnings: string[]) {
+  const parts: Part[] = [];
+  try {
+    if (source.kind === "file") {
+      parts.push(await fromBlob(id, source.file, progress));
+      return parts;
+    }
+    if (source.kind === "files") {
+      if (source.files.length === 0) throw new EngineFailure("bad_input", "no files given");
+      const files = orderParts(source.files);
+      const sizes = files.map((f) => f.file.size);
+      checkTotalSize(sizes);
+      const total = sizes.reduce((a, b) => a + b, 0);
+      for (let i = 0, before = 0; i < files.length; before += sizes[i], i++) {
+        parts.push(await fromBlob(id, files[i].file, partProgress(progress, before, total)));
+      }
+      return parts;
+    }
+    const url = new URL(source.url, self.location.href).href;
+    const urls = splitUrls(url);
+    if (!urls) {
+      parts.push(await fromUrl(id, url, source, progress, warnings));
+      return parts;
+    }
+    if (source.size !== undefined || source.sha256 !== undefined) {
+      throw new EngineFailure("bad_input", "size and sha256 describe one file; a split model's URL takes neither");
+    }
+    // Saved parts know their sizes (and a saved model loads offline); else ask the server.
+    const saved = await Promise.all(urls.map((u) => store.lookup(u).catch(() => null)));
+    const sizes = saved.every((c) => c !== null) ? saved.map((c) => c!.record.size) : await partSizes(id, urls);
+    checkTotalSize(sizes);
+    const total = sizes.every((n) => n > 0) ? sizes.reduce((a, b) => a + b, 0) : 0;
+    let before = 0;
+    for (const partUrl of urls) {
+      const part = await fromUrl(id, partUrl, { kind: "url", url: partUrl }, partProgress(progress, before, total), warnings);
+      parts.push(part);
+      before += part.size;
+      checkTotalSize(parts.map((p) => p.size)); // a server that did not say the sizes
+    }
+    return parts;
+  } catch (e) {
+    if (!isCrash(e)) for (const p of parts) wasm!.Engine.release(p.ptr);
+    throw e;
+  }
+}
+
 async function load(id: number, source: SourceSpec, contextSize: number | undefined): Promise<ModelInfo> {
   const m = wasm!;
   engine!.unload(); // a failed load leaves no model loaded
   const progress = (p: LoadProgress) => post({ id, type: "progress", progress: p });
   const warnings: string[] = [];
-  let received: Received | null = null;
-  let url = "";
-  if (source.kind === "url") {
-    url = new URL(source.url, self.location.href).href;
-    received = await fromStore(id, url, source, progress, warnings);
-  }
-  const fromCache = received !== null;
-  if (!received) {
-    const { ptr, size } =
-      source.kind === "file"
-        ? await receive(id, source.file.stream(), source.file.size, "download", progress)
-        : await download(id, url, progress);
-    if (source.kind === "url" && source.size !== undefined && size !== source.size) {
-      m.Engine.release(ptr);
-      throw new EngineFailure("network", `the file has ${size} bytes, expected ${source.size}`);
-    }
-    progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-    const sha256 = m.Engine.sha256(ptr, size);
-    if (source.kind === "url" && source.sha256 && source.sha256.toLowerCase() !== sha256) {
-      m.Engine.release(ptr);
-      throw new EngineFailure("network", `the file's SHA-256 is ${sha256}, expected ${source.sha256}`);
-    }
-    received = { ptr, size, sha256 };
-  }
-  const { ptr, size, sha256 } = received;
+  const parts = await obtainParts(id, source, progress, warnings);
   if (cancelled.has(id)) {
-    m.Engine.release(ptr);
+    for (const p of parts) m.Engine.release(p.ptr);
     throw new EngineFailure("aborted", "aborted by the caller");
   }
+  const size = parts.reduce((a, p) => a + p.size, 0);
   progress({ phase: "init", loaded: size, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-  const result = engine!.load(ptr, size, { threads, contextSize: contextSize ?? 0, exact }); // takes the buffer
+  const options = { threads, contextSize: contextSize ?? 0, exact };
+  // The engine takes the buffers, also when it fails.
+  const result =
+    parts.length === 1
+      ? engine!.load(parts[0].ptr, parts[0].size, options)
+      : engine!.loadParts(parts.map((p) => p.ptr), parts.map((p) => p.size), options);
   if (typeof result.error === "string") throw loadFailure(result.error, contextSize);
   const info = result as unknown as ModelInfo;
   info.warnings = [...(info.warnings ?? []), ...warnings];
-  if (source.kind === "url" && !fromCache) {
+  for (const [i, part] of parts.entries()) {
+    if (part.url === undefined || part.fromCache) continue;
     // The engine now owns the buffer; reading it to store a copy is safe.
+    const { ptr, size: partSize } = part;
     const problem = await store.store(
-      url,
-      size,
-      sha256,
+      part.url,
+      partSize,
+      part.sha256,
       (offset, length) => heap().slice(ptr + offset, ptr + offset + length),
-      (written) => progress({ phase: "store", loaded: written, total: size, bytesPerSecond: 0, etaSeconds: NaN }),
+      (written) => progress({ phase: "store", loaded: written, total: partSize, bytesPerSecond: 0, etaSeconds: NaN }),
     );
-    if (problem) info.warnings.push(`the model was not saved for offline use: ${problem}`);
+    if (problem) {
+      const which = parts.length > 1 ? `part ${i + 1} of the model` : "the model";
+      info.warnings.push(`${which} was not saved for offline use: ${problem}`);
+    }
   }
-  return { ...info, fromCache, sha256 };
+  return {
+    ...info,
+    fromCache: parts.every((p) => p.fromCache),
+    sha256: parts[0].sha256,
+    partSha256: parts.map((p) => p.sha256),
+  };
 }
 
 function samplingOptions(o: SamplingOptions): object {

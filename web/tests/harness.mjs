@@ -33,15 +33,16 @@ async function freePort() {
 /**
  * Starts the server and the browser before the file's tests and stops them
  * after; returns an object whose `origin` and `context` are set by then.
+ * The server offers the models in `modelsDir` (default: the real model's directory).
  */
-export function useBrowser() {
+export function useBrowser({ modelsDir = path.dirname(modelPath) } = {}) {
   const h = { origin: "", context: null, server: null, profile: "" };
   before(async () => {
     const port = await freePort();
     h.origin = `http://127.0.0.1:${port}`;
     h.server = spawn(
       process.execPath,
-      [path.join(repoRoot, "web", "serve.mjs"), "--port", String(port), "--faults", "--models", path.dirname(modelPath)],
+      [path.join(repoRoot, "web", "serve.mjs"), "--port", String(port), "--faults", "--models", modelsDir],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     await new Promise((resolve, reject) => {

@@ -1,7 +1,9 @@
 // The single-threaded WebAssembly engine under Node: the same API the worker
 // uses, checked against llama.cpp's golden outputs and for clear errors.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 
@@ -31,6 +33,41 @@ test("the model loads and describes itself", () => {
   assert.equal(info.layers, 30);
   assert.equal(info.contextSize, 1024);
   assert.equal(info.fileBytes, modelBytes.length);
+  assert.equal(info.parts, 1);
+  assert.equal(info.quantization, "Q4_1");
+  assert.equal(info.fileType, "Q4_1");
+  assert.equal(info.dominantType, "Q4_1");
+  assert.equal(Math.round(info.parameters / 1e4), 13452); // llama.cpp: "model params = 134.52 M"
+});
+
+// The parts of `smolinfer split` (llama-gguf-split's bytes, test_split_model),
+// each in a buffer of its own as the worker hands them over.
+test("a split model's parts load as one model and compute the same tokens", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-split-"));
+  try {
+    const cli = path.join(repoRoot, "build", "native", "smolinfer");
+    execFileSync(cli, ["split", "--split-max-tensors", "100", modelPath, path.join(dir, "m")], { stdio: "ignore" });
+    const parts = [1, 2, 3].map((i) => fs.readFileSync(path.join(dir, `m-0000${i}-of-00003.gguf`)));
+    const split = new M.Engine();
+    const r = split.loadParts(parts.map(copyIn), parts.map((p) => p.length), { threads: 1, contextSize: 256 });
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.parts, 3);
+    assert.equal(r.fileBytes, parts.reduce((n, p) => n + p.length, 0));
+    assert.equal(r.parameters, info.parameters);
+    const greedy = (e) => {
+      assert.equal(e.start(e.tokenize("The capital of France is", true, true).ids, { maxTokens: 16, temperature: 0 }).error, undefined);
+      const ids = [];
+      for (let n; !(n = e.next()).done; ) if (n.token >= 0) ids.push(n.token);
+      return ids;
+    };
+    assert.deepEqual(greedy(split), greedy(engine));
+    split.unload();
+    // Out of order: the engine names the part.
+    const wrong = split.loadParts([parts[0], parts[2], parts[1]].map(copyIn), [parts[0], parts[2], parts[1]].map((p) => p.length), { threads: 1 });
+    assert.match(wrong.error, /part 2 of 3: split\.no = 2/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("SHA-256 of the model in engine memory matches the recorded digest", () => {

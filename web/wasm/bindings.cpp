@@ -71,34 +71,20 @@ public:
 
     // Takes ownership of the buffer, also on failure.
     val load(uintptr_t ptr, double size, val options) {
-        session_.reset();
-        generation_.reset();
-        try {
-            SessionOptions o;
-            o.threads = option<int>(options, "threads", 1);
-            o.context = option<int>(options, "contextSize", 0);
-            o.exact = option<bool>(options, "exact", true);
-            session_ = Session::open_malloc(reinterpret_cast<uint8_t*>(ptr), size_t(size), o);
-        } catch (const std::exception& e) {
-            return error(e.what());
+        return open([&](const SessionOptions& o) {
+            return Session::open_malloc(reinterpret_cast<uint8_t*>(ptr), size_t(size), o);
+        }, options);
+    }
+
+    // The files of a split model, in order: takes ownership of every buffer, also on failure.
+    val load_parts(val ptrs, val sizes, val options) {
+        std::vector<Session::MallocPart> parts;
+        const auto p = emscripten::vecFromJSArray<double>(ptrs);
+        const auto n = emscripten::vecFromJSArray<double>(sizes);
+        for (size_t i = 0; i < p.size(); ++i) {
+            parts.push_back({reinterpret_cast<uint8_t*>(uintptr_t(p[i])), i < n.size() ? size_t(n[i]) : 0});
         }
-        const ModelInfo& m = session_->info();
-        val info = val::object();
-        info.set("name", m.name);
-        info.set("architecture", m.architecture);
-        info.set("weightTypes", m.weight_types);
-        info.set("fileBytes", double(m.file_bytes));
-        info.set("vocabSize", m.n_vocab);
-        info.set("trainContext", m.n_ctx_train);
-        info.set("contextSize", session_->context());
-        info.set("layers", m.n_layer);
-        info.set("threads", session_->threads());
-        info.set("kernels", session_->kernels());
-        val warnings = val::array();
-        for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
-        if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
-        info.set("warnings", warnings);
-        return info;
+        return open([&](const SessionOptions& o) { return Session::open_malloc_parts(parts, o); }, options);
     }
 
     void unload() {
@@ -194,6 +180,43 @@ public:
     }
 
 private:
+    template <typename OpenFn>
+    val open(OpenFn&& open_session, const val& options) {
+        session_.reset();
+        generation_.reset();
+        try {
+            SessionOptions o;
+            o.threads = option<int>(options, "threads", 1);
+            o.context = option<int>(options, "contextSize", 0);
+            o.exact = option<bool>(options, "exact", true);
+            session_ = open_session(o);
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+        const ModelInfo& m = session_->info();
+        val info = val::object();
+        info.set("name", m.name);
+        info.set("architecture", m.architecture);
+        info.set("parameters", double(m.parameters));
+        info.set("fileType", m.file_type);
+        info.set("dominantType", m.dominant_type);
+        info.set("quantization", m.file_type.empty() ? m.dominant_type : m.file_type);
+        info.set("weightTypes", m.weight_types);
+        info.set("fileBytes", double(m.file_bytes));
+        info.set("parts", m.file_parts);
+        info.set("vocabSize", m.n_vocab);
+        info.set("trainContext", m.n_ctx_train);
+        info.set("contextSize", session_->context());
+        info.set("layers", m.n_layer);
+        info.set("threads", session_->threads());
+        info.set("kernels", session_->kernels());
+        val warnings = val::array();
+        for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
+        if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
+        info.set("warnings", warnings);
+        return info;
+    }
+
     std::unique_ptr<Session> session_;
     std::unique_ptr<Generation> generation_;
 };
@@ -208,6 +231,7 @@ EMSCRIPTEN_BINDINGS(smolinfer) {
         .class_function("release", &Engine::release)
         .class_function("sha256", &Engine::sha256)
         .function("load", &Engine::load)
+        .function("loadParts", &Engine::load_parts)
         .function("unload", &Engine::unload)
         .function("loaded", &Engine::loaded)
         .function("tokenize", &Engine::tokenize)
