@@ -55,9 +55,16 @@ fuzz:
 bench: native web
 	@bench/run
 
+# The other families' tokenizers, chat templates and forward passes read
+# llama.cpp's source (scripts/llama-cpp-source) for vocabularies and templates.
 golden: native
 	scripts/make-golden Q4_1
 	scripts/make-golden Q4_K_M
+	scripts/make-vocab-golden
+	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
+	    node scripts/golden/chat/make-chat-golden.mjs
+	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" \
+	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model
 
 clean:
 	rm -rf build

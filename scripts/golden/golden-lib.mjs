@@ -109,3 +109,25 @@ export function writeOutput(dir, name, text) {
     fs.renameSync(tmp, file);
     log(`wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 }
+
+// ---------------------------------------------------------------- generation
+
+// The k most likely tokens as [id, natural log of the probability].
+// probabilities: Map token -> softmax probability (float32 softmax of the raw
+// logits, computed by the addon), re-sorted with a deterministic tie-break
+// (lower id first).
+export function topLogprobs(probabilities, k) {
+    const all = Array.from(probabilities.entries());
+    all.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
+    return all.slice(0, k).map(([id, p]) => [id, num(Math.log(p))]);
+}
+
+// One generation case per block: its fields on one line each, then one line
+// per position of its top_logprobs.
+export function renderGenerationCase(c) {
+    const rest = {...c};
+    delete rest.top_logprobs;
+    const head = Object.entries(rest).map(([k, v]) => `      ${jsonString(k)}: ${jsonValue(v)}`);
+    head.push(`      "top_logprobs": ${linesArray(c.top_logprobs, 6)}`);
+    return "{\n" + head.join(",\n") + "\n    }";
+}

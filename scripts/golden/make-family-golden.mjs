@@ -18,7 +18,7 @@ import {execFileSync} from "node:child_process";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
-    assert, elapsed, jsonBlock, jsonString, jsonValue, linesArray, log, num, Raw, setLogPrefix, sha256File, writeOutput
+    assert, elapsed, jsonBlock, linesArray, log, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, writeOutput
 } from "./golden-lib.mjs";
 
 setLogPrefix("make-family-golden");
@@ -63,11 +63,6 @@ function promptIds(model, length, seed) {
     return ids;
 }
 
-function topLogprobs(probabilities, k) {
-    const all = Array.from(probabilities.entries());
-    all.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
-    return all.slice(0, k).map(([id, p]) => [id, num(Math.log(p))]);
-}
 
 const names = execFileSync(args.bin, ["--list"], {encoding: "utf8"}).trim().split("\n");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "family-golden-"));
@@ -102,14 +97,7 @@ try {
             }
             cases.push({name: `prompt${length}`, prompt_ids: prompt, ids, stopped_at_eog: eog, top_logprobs: rows});
         }
-        const renderCase = (c) => {
-            const rest = {...c};
-            delete rest.top_logprobs;
-            const head = Object.entries(rest).map(([k, v]) => `      ${jsonString(k)}: ${jsonValue(v)}`);
-            head.push(`      "top_logprobs": ${linesArray(c.top_logprobs, 6)}`);
-            return "{\n" + head.join(",\n") + "\n    }";
-        };
-        const out = jsonBlock({
+            const out = jsonBlock({
             source: {
                 engine: `node-llama-cpp ${enginePkg.version}`,
                 llama_cpp: llamaCppInfo.tag,
@@ -121,7 +109,7 @@ try {
             model_sha256: sha,
             context_size: CONTEXT_SIZE,
             max_new_tokens: MAX_NEW_TOKENS,
-            cases: new Raw(linesArray(cases, 2, renderCase))
+            cases: new Raw(linesArray(cases, 2, renderGenerationCase))
         }, 0);
         writeOutput(args.outDir, `${name}.json`, out);
         log(`${name}: ${cases.map((c) => c.ids.length).join("/")} tokens in ${elapsed(t0)}`);

@@ -22,7 +22,8 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
-    assert, sha256File, arraysEqual, elapsed, log, num, jsonString, jsonValue, jsonBlock, Raw, linesArray, wrappedNumbers, writeOutput
+    arraysEqual, assert, elapsed, jsonBlock, linesArray, log, num, Raw, renderGenerationCase,
+    sha256File, topLogprobs, wrappedNumbers, writeOutput
 } from "./golden-lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -202,13 +203,6 @@ function contextSource(extra = {}) {
 
 // ---------------------------------------------------------------- generation
 
-function topLogprobs(probabilities, k) {
-    // probabilities: Map token -> softmax probability (float32 softmax of the raw logits,
-    // computed by the addon). Re-sort with a deterministic tie-break (lower id first).
-    const all = Array.from(probabilities.entries());
-    all.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
-    return all.slice(0, k).map(([id, p]) => [id, num(Math.log(p))]);
-}
 
 function chatPromptIds(text, system) {
     // Mirrors the SmolLM2 ChatML template, with user/system text tokenized as plain
@@ -283,13 +277,6 @@ if (args.only.has("generation")) {
             top_logprobs: rows
         });
     }
-    const renderCase = (c) => {
-        const rest = {...c};
-        delete rest.top_logprobs;
-        const head = Object.entries(rest).map(([k, v]) => `      ${jsonString(k)}: ${jsonValue(v)}`);
-        head.push(`      "top_logprobs": ${linesArray(c.top_logprobs, 6)}`);
-        return "{\n" + head.join(",\n") + "\n    }";
-    };
     const out = jsonBlock({
         source: contextSource({
             sampling: "greedy (temperature 0), no repeat penalty, no token bias; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
@@ -301,7 +288,7 @@ if (args.only.has("generation")) {
         context_size: context.contextSize,
         max_new_tokens: GEN_MAX_TOKENS,
         eog_ids: Array.from(model.iterateAllTokens()).filter((t) => model.isEogToken(t)),
-        cases: new Raw(linesArray(cases, 2, renderCase))
+        cases: new Raw(linesArray(cases, 2, renderGenerationCase))
     }, 0);
     writeOutput(args.outDir, "generation.json", out);
     log(`generation: ${cases.length} prompts, ${cases.filter((c) => c.stopped_at_eog).length} stopped at EOG, in ${elapsed(t0)}`);
