@@ -74,24 +74,12 @@ private:
 };
 
 // Smallest number of bytes one value of `t` takes, to reject absurd counts
-// before allocating anything.
+// before allocating anything: a string is at least its length, an array its
+// element type and count.
 uint64_t min_value_bytes(ValueType t) {
-    switch (t) {
-        case ValueType::U8:
-        case ValueType::I8:
-        case ValueType::Bool: return 1;
-        case ValueType::U16:
-        case ValueType::I16: return 2;
-        case ValueType::U32:
-        case ValueType::I32:
-        case ValueType::F32: return 4;
-        case ValueType::U64:
-        case ValueType::I64:
-        case ValueType::F64:
-        case ValueType::String: return 8;
-        case ValueType::Array: return 12;
-    }
-    return 1;
+    if (t == ValueType::String) return 8;
+    if (t == ValueType::Array) return 12;
+    return fixed_value_bytes(t);
 }
 
 bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(ValueType::F64); }
@@ -242,6 +230,25 @@ Scalar Value::item(uint64_t i) const {
         case ValueType::Array: break;
     }
     return uint64_t(0);
+}
+
+size_t fixed_value_bytes(ValueType t) {
+    switch (t) {
+        case ValueType::U8:
+        case ValueType::I8:
+        case ValueType::Bool: return 1;
+        case ValueType::U16:
+        case ValueType::I16: return 2;
+        case ValueType::U32:
+        case ValueType::I32:
+        case ValueType::F32: return 4;
+        case ValueType::U64:
+        case ValueType::I64:
+        case ValueType::F64: return 8;
+        case ValueType::String:
+        case ValueType::Array: break;
+    }
+    return 0;
 }
 
 std::string_view value_type_name(ValueType t) {

@@ -37,6 +37,9 @@ enum class ValueType : uint32_t {
 
 std::string_view value_type_name(ValueType t);
 
+// Bytes of one value of a fixed-size type (numbers, bool); 0 for String and Array.
+size_t fixed_value_bytes(ValueType t);
+
 // One scalar as read: integers keep their signedness, floats widen to double
 // (exact), strings point into the file bytes.
 using Scalar = std::variant<uint64_t, int64_t, double, bool, std::string_view>;

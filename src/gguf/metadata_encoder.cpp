@@ -25,25 +25,6 @@ std::vector<uint8_t> array_head(ValueType elem, uint64_t count) {
     return e;
 }
 
-size_t element_bytes(ValueType t) {
-    switch (t) {
-        case ValueType::U8:
-        case ValueType::I8:
-        case ValueType::Bool: return 1;
-        case ValueType::U16:
-        case ValueType::I16: return 2;
-        case ValueType::U32:
-        case ValueType::I32:
-        case ValueType::F32: return 4;
-        case ValueType::U64:
-        case ValueType::I64:
-        case ValueType::F64: return 8;
-        case ValueType::String:
-        case ValueType::Array: break;
-    }
-    return 0;
-}
-
 void put_scalar(std::vector<uint8_t>& e, ValueType t, const Scalar& s, const std::string& key) {
     try {
         switch (t) {
@@ -161,7 +142,7 @@ void MetadataEncoder::add_value(const std::string& key, const Value& v) {
         }
         for (const std::string_view s : v.strings) put_string(e, s);
     } else {
-        const size_t eb = element_bytes(v.elem_type);
+        const size_t eb = fixed_value_bytes(v.elem_type);
         if (eb == 0 || v.raw.size() != v.count * eb) {
             throw Error("GGUF writer: array " + quoted(key) + " of " + std::string(value_type_name(v.elem_type)) +
                         " cannot be written (" + std::to_string(v.raw.size()) + " bytes for " +
