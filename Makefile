@@ -53,6 +53,7 @@ fuzz:
 # decode roofline: prints a table, writes bench/RESULTS.md (bench/run).
 .PHONY: bench
 bench: native web
+	$(EMENV) cmake --build --preset wasm-st --target kernel-bench-simd128 kernel-bench-relaxed
 	@bench/run
 
 # The other families' tokenizers, chat templates and forward passes read

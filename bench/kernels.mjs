@@ -1,5 +1,5 @@
 // The WebAssembly kernel benchmark (bench/kernel_bench.cpp, built by
-// `make web` as build/wasm-st/wasm/kernel-bench-{simd128,relaxed}.mjs) in
+// `make bench` as build/wasm-st/wasm/kernel-bench-{simd128,relaxed}.mjs) in
 // headless Chromium, where the engine runs for real, and optionally in Node.
 // Nanoseconds per weight block, the best of KERNEL_BENCH_REPS samples (10).
 //
@@ -27,7 +27,7 @@ const reps = process.env.KERNEL_BENCH_REPS ?? "10";
 
 for (const dir of dirs) {
   for (const f of flavours) {
-    if (!fs.existsSync(path.join(dir, `kernel-bench-${f}.mjs`))) throw new Error(`no ${dir}/kernel-bench-${f}.mjs (make web)`);
+    if (!fs.existsSync(path.join(dir, `kernel-bench-${f}.mjs`))) throw new Error(`no ${dir}/kernel-bench-${f}.mjs (make bench builds it)`);
   }
 }
 
