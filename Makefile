@@ -66,6 +66,8 @@ golden: native
 	    node scripts/golden/chat/make-chat-golden.mjs
 	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" \
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model
+	SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
+	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model --large
 
 clean:
 	rm -rf build

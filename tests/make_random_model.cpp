@@ -1,8 +1,10 @@
 // Writes one of the random-weight family models (tests/support/random_model.h)
 // to a file and prints its sha256: scripts/golden/make-family-golden.mjs runs
-// llama.cpp on them. Needs SMOLINFER_LLAMA_SRC (llama.cpp's vocabulary files).
+// llama.cpp on them. Needs SMOLINFER_LLAMA_SRC (llama.cpp's vocabulary files),
+// and SMOLINFER_MODEL (SmolLM2's) for the large ones.
 //   make_random_model NAME OUT.gguf
-//   make_random_model --list
+//   make_random_model --list          the family models
+//   make_random_model --list-large    SmolLM2-360M and -1.7B shapes
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -13,12 +15,15 @@
 int main(int argc, char** argv) {
     using namespace smolinfer;
     try {
-        if (argc == 2 && std::string(argv[1]) == "--list") {
-            for (const auto& s : test::random_model_specs()) std::printf("%s\n", s.name.c_str());
+        if (argc == 2 && (std::string(argv[1]) == "--list" || std::string(argv[1]) == "--list-large")) {
+            const bool large = std::string(argv[1]) == "--list-large";
+            for (const auto& s : large ? test::large_model_specs() : test::random_model_specs()) {
+                std::printf("%s\n", s.name.c_str());
+            }
             return 0;
         }
         if (argc != 3) {
-            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list\n");
+            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large\n");
             return 2;
         }
         const std::vector<uint8_t> bytes = test::random_model_bytes(argv[1]);

@@ -5,9 +5,13 @@
 // with a real vocabulary, and records greedy continuations with the top-10
 // log-probabilities at every position, for prompts of token ids.
 //
-// Usage: node make-family-golden.mjs --bin build/native/tests/make_random_model [--out-dir DIR] [--only a,b]
+// With --large: SmolLM2-360M and -1.7B shapes (make_random_model
+// --list-large) into tests/golden/large/, two prompts, 8 new tokens each.
+//
+// Usage: node make-family-golden.mjs --bin build/native/tests/make_random_model [--large] [--out-dir DIR] [--only a,b]
 // Needs SMOLINFER_LLAMA_SRC (llama.cpp's source, scripts/llama-cpp-source)
-// for the vocabularies. Normally run through scripts/make-golden families.
+// for the vocabularies, and SMOLINFER_MODEL (SmolLM2's) for --large.
+// make golden runs both.
 //
 //   GOLDEN_THREADS          CPU threads for evaluation (default 2)
 
@@ -23,24 +27,26 @@ import {
 
 setLogPrefix("make-family-golden");
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const MAX_NEW_TOKENS = 32;
 const TOP_K = 10;
 const CONTEXT_SIZE = 256;
-// Prompt lengths: one token, short ones, and batches that fill the kernels' tiles.
-const PROMPT_LENGTHS = [1, 3, 8, 21, 60];
 
-const args = {bin: null, outDir: path.resolve(HERE, "..", "..", "tests", "golden", "families"), only: null};
+const args = {bin: null, outDir: null, only: null, large: false};
 for (let i = 2; i < process.argv.length; i++) {
     const a = process.argv[i];
     const next = () => process.argv[++i];
     if (a === "--bin") args.bin = path.resolve(next());
     else if (a === "--out-dir") args.outDir = path.resolve(next());
     else if (a === "--only") args.only = new Set(next().split(","));
+    else if (a === "--large") args.large = true;
     else throw new Error(`unknown argument: ${a}`);
 }
 assert(args.bin && fs.existsSync(args.bin), "--bin must name the make_random_model binary (build/native/tests/make_random_model)");
 assert(process.env.SMOLINFER_LLAMA_SRC, "SMOLINFER_LLAMA_SRC must point at llama.cpp's source (scripts/llama-cpp-source)");
+args.outDir ??= path.resolve(HERE, "..", "..", "tests", "golden", args.large ? "large" : "families");
 fs.mkdirSync(args.outDir, {recursive: true});
+const MAX_NEW_TOKENS = args.large ? 8 : 32;
+// Prompt lengths: one token, short ones, and batches that fill the kernels' tiles.
+const PROMPT_LENGTHS = args.large ? [5, 40] : [1, 3, 8, 21, 60];
 const threads = Number(process.env.GOLDEN_THREADS ?? 2);
 
 const engineDir = path.join(HERE, "node_modules", "node-llama-cpp");
@@ -64,7 +70,7 @@ function promptIds(model, length, seed) {
 }
 
 
-const names = execFileSync(args.bin, ["--list"], {encoding: "utf8"}).trim().split("\n");
+const names = execFileSync(args.bin, [args.large ? "--list-large" : "--list"], {encoding: "utf8"}).trim().split("\n");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "family-golden-"));
 try {
     for (const name of names) {
@@ -101,7 +107,7 @@ try {
             source: {
                 engine: `node-llama-cpp ${enginePkg.version}`,
                 llama_cpp: llamaCppInfo.tag,
-                model: `tests/make_random_model ${name} (random weights, the vocabulary of llama.cpp's models/ggml-vocab-*.gguf)`,
+                model: `tests/make_random_model ${name} (random weights, the vocabulary of ${args.large ? "SmolLM2-135M-Instruct" : "llama.cpp's models/ggml-vocab-*.gguf"})`,
                 context: {contextSize: CONTEXT_SIZE, batchSize: 512, threads, flashAttention: false, sequences: 1, gpu: false},
                 sampling: "greedy; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
                 top_logprobs: "natural log of the softmax probability of the raw logits, 10 most likely tokens per generated position, ties broken by lower id"

@@ -101,6 +101,46 @@ std::vector<RandomModelSpec> make_specs() {
     return v;
 }
 
+// SmolLM2's larger sizes in real dimensions, typed as llama.cpp's Q4_K_M
+// types them (rows not a multiple of 256 fall back to Q5_0 / Q8_0), with
+// SmolLM2's own vocabulary. They prove that big files load and run: the
+// 1.7B one is a 1.1 GB file.
+std::vector<RandomModelSpec> make_large_specs() {
+    std::vector<RandomModelSpec> v;
+    RandomModelSpec s;
+    s.architecture = "llama";
+    s.vocab = "smollm2";
+    s.n_ctx_train = 8192;
+    s.file_type = 15;  // Q4_K_M
+    s.name = "smollm2-360m";
+    s.n_embd = 960;
+    s.n_layer = 32;
+    s.n_head = 15;
+    s.n_head_kv = 5;
+    s.n_ff = 2560;
+    s.rope_base = 100000.0f;
+    s.embd_type = Type::Q8_0;
+    s.attn_type = Type::Q5_0;
+    s.ffn_type = Type::Q5_0;
+    s.down_type = Type::Q6_K;
+    s.seed = 21;
+    v.push_back(s);
+    s.name = "smollm2-1.7b";
+    s.n_embd = 2048;
+    s.n_layer = 24;
+    s.n_head = 32;
+    s.n_head_kv = 32;
+    s.n_ff = 8192;
+    s.rope_base = 130000.0f;
+    s.embd_type = Type::Q6_K;
+    s.attn_type = Type::Q4_K;
+    s.ffn_type = Type::Q4_K;
+    s.down_type = Type::Q6_K;
+    s.seed = 22;
+    v.push_back(s);
+    return v;
+}
+
 // Little-endian f32 values as tensor bytes.
 std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
     std::vector<uint8_t> b(v.size() * 4);
@@ -122,9 +162,16 @@ const std::vector<RandomModelSpec>& random_model_specs() {
     return specs;
 }
 
+const std::vector<RandomModelSpec>& large_model_specs() {
+    static const std::vector<RandomModelSpec> specs = make_large_specs();
+    return specs;
+}
+
 const RandomModelSpec& random_model_spec(const std::string& name) {
-    for (const RandomModelSpec& s : random_model_specs()) {
-        if (s.name == name) return s;
+    for (const auto* list : {&random_model_specs(), &large_model_specs()}) {
+        for (const RandomModelSpec& s : *list) {
+            if (s.name == name) return s;
+        }
     }
     throw std::runtime_error("no random model spec named '" + name + "'");
 }
@@ -213,6 +260,7 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
     const std::string a = s.architecture + ".";
     w.add_string("general.architecture", s.architecture);
     w.add_string("general.name", "random " + s.name);
+    if (s.file_type >= 0) w.add_u32("general.file_type", uint32_t(s.file_type));
     w.add_u32(a + "context_length", uint32_t(s.n_ctx_train));
     w.add_u32(a + "embedding_length", uint32_t(s.n_embd));
     w.add_u32(a + "block_count", uint32_t(s.n_layer));
@@ -244,7 +292,8 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
 
 std::vector<uint8_t> random_model_bytes(const std::string& name) {
     const RandomModelSpec& spec = random_model_spec(name);
-    const std::string path = llama_source_path("models/ggml-vocab-" + spec.vocab + ".gguf");
+    const std::string path =
+        spec.vocab == "smollm2" ? model_path("Q4_1") : llama_source_path("models/ggml-vocab-" + spec.vocab + ".gguf");
     std::ifstream in(path, std::ios::binary);
     const std::vector<uint8_t> vocab_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + path);

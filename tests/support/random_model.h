@@ -22,7 +22,7 @@ namespace smolinfer::test {
 struct RandomModelSpec {
     std::string name;          // golden file name: tests/golden/families/<name>.json
     std::string architecture;  // general.architecture
-    std::string vocab;         // llama.cpp's models/ggml-vocab-<vocab>.gguf
+    std::string vocab;         // llama.cpp's models/ggml-vocab-<vocab>.gguf; "smollm2": the real model's (model_path())
     int n_embd = 256;
     int n_layer = 2;
     int n_head = 4;
@@ -45,12 +45,18 @@ struct RandomModelSpec {
     quant::Type ffn_type = quant::Type::Q4_K;
     quant::Type down_type = quant::Type::Q6_K;
     quant::Type output_type = quant::Type::Q6_K;  // when not tied
+    int file_type = -1;  // general.file_type when >= 0 (llama.cpp's numbering: 15 = Q4_K_M)
     uint32_t seed = 1;
 };
 
 // The families with golden files: llama-spm (TinyLlama-like), llama3,
 // qwen2, qwen3, phi3 (short and long context).
 const std::vector<RandomModelSpec>& random_model_specs();
+// SmolLM2-360M and SmolLM2-1.7B in real dimensions and Q4_K_M types, with
+// SmolLM2's vocabulary (tests/golden/large/<name>.json; not in the
+// WebAssembly golden suites: the 1.7B file is 1.1 GB).
+const std::vector<RandomModelSpec>& large_model_specs();
+// Either kind, by name.
 const RandomModelSpec& random_model_spec(const std::string& name);
 
 // The GGUF bytes: the spec's hyper-parameters and tensors, and every
@@ -58,7 +64,7 @@ const RandomModelSpec& random_model_spec(const std::string& name);
 std::vector<uint8_t> write_random_model(const RandomModelSpec& spec, const gguf::File& vocab);
 
 // write_random_model with the vocabulary read from llama.cpp's source
-// (llama_source_path), by spec name.
+// (llama_source_path) or the real SmolLM2 file, by spec name.
 std::vector<uint8_t> random_model_bytes(const std::string& name);
 
 }  // namespace smolinfer::test
