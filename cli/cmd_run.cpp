@@ -20,6 +20,7 @@ struct RunFlags {
     int64_t seed = -1;
     bool chat = false;
     bool json = false;
+    std::vector<std::string> stop;
 };
 
 int run(const RunFlags& f) {
@@ -43,6 +44,7 @@ int run(const RunFlags& f) {
     opts.sampling.seed = f.seed >= 0 ? uint64_t(f.seed) : uint64_t(std::random_device{}());
     // -1: until end of generation or a full context.
     opts.max_tokens = f.n_predict >= 0 ? f.n_predict : session->context();
+    opts.stop = f.stop;
 
     std::string text;
     const auto stats = session->generate(prompt, opts, [&](const TokenEvent& e) {
@@ -91,10 +93,19 @@ Action add_run(CLI::App& app) {
     app.add_option("--top-p", f->sampling.top_p, "top-p; 1 is off")->capture_default_str();
     app.add_option("--min-p", f->sampling.min_p, "min-p; 0 is off")->capture_default_str();
     app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty; 1 is off")->capture_default_str();
-    app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back")
+    app.add_option("--frequency-penalty", f->sampling.frequency_penalty,
+                   "subtracted per occurrence among the last --repeat-last-n tokens; 0 is off")
+        ->capture_default_str();
+    app.add_option("--presence-penalty", f->sampling.presence_penalty,
+                   "subtracted once from tokens among the last --repeat-last-n; 0 is off")
+        ->capture_default_str();
+    app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalties look back")
         ->capture_default_str()
         ->check(CLI::Range(0, 1 << 20));
     app.add_option("--seed", f->seed, "random seed (default: random, printed on stderr)")->check(CLI::NonNegativeNumber);
+    app.add_option("--stop", f->stop,
+                   "end the answer where this text appears, printing what precedes it (repeatable)")
+        ->allow_extra_args(false);
     app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
     app.add_option("--system", f->system, "system message for --chat (default: the template's own)");
     app.add_flag("--json", f->json, "print {\"prompt_ids\",\"ids\",\"text\"} instead of streaming");

@@ -5,8 +5,9 @@
 // (default 20250611); a failure prints the base and case seed.
 //
 // The order the sampler applies (and this test assumes), as llama.cpp's
-// default chain: repetition penalty on the logits (each distinct token of
-// the last repeat_last_n accepted ones once: l > 0 ? l / r : l * r); then
+// default chain: logit bias added to the raw logits; the penalties (each
+// distinct token of the last repeat_last_n accepted ones once: l > 0 ? l / r
+// : l * r, then minus count x frequency_penalty + presence_penalty); then
 // temperature 0 -> greedy (argmax, ties to the lowest id); otherwise top-k
 // -> top-p -> min-p, all on the penalized but *untempered* probabilities
 // (sorted by logit, ties by lower id), then temperature, then one draw.
@@ -42,7 +43,8 @@ std::string describe(const Case& c, uint64_t seed) {
            std::to_string(c.logits.size()) + ", temp " + std::to_string(c.p.temperature) + ", top_k " +
            std::to_string(c.p.top_k) + ", top_p " + std::to_string(c.p.top_p) + ", min_p " + std::to_string(c.p.min_p) +
            ", penalty " + std::to_string(c.p.repeat_penalty) + " last " + std::to_string(c.p.repeat_last_n) +
-           ", history " + std::to_string(c.history.size());
+           ", freq " + std::to_string(c.p.frequency_penalty) + ", presence " + std::to_string(c.p.presence_penalty) +
+           ", biases " + std::to_string(c.p.logit_bias.size()) + ", history " + std::to_string(c.history.size());
 }
 
 template <typename T>
@@ -87,6 +89,19 @@ Case random_case(std::mt19937_64& g, bool allow_greedy = true) {
     c.p.seed = g();
     c.history.resize(size_t(uniform(g, 0, 80)));
     for (int32_t& t : c.history) t = uniform(g, 0, n - 1);
+    if (uniform(g, 0, 2) == 0) {
+        c.p.frequency_penalty = uniform(g, -1.0f, 1.0f);
+        c.p.presence_penalty = uniform(g, -1.0f, 1.0f);
+    }
+    if (uniform(g, 0, 3) == 0) {
+        for (int k = uniform(g, 1, 3); k > 0; --k) {
+            c.p.logit_bias.push_back({uniform(g, 0, n - 1), uniform(g, 0, 4) == 0 ? -INFINITY : uniform(g, -5.0f, 5.0f)});
+        }
+        // At least one token must stay drawable.
+        std::vector<float> biased = c.logits;
+        for (const LogitBias& b : c.p.logit_bias) biased[size_t(b.token)] += b.bias;
+        if (std::none_of(biased.begin(), biased.end(), [](float x) { return std::isfinite(x); })) c.p.logit_bias.clear();
+    }
     return c;
 }
 
@@ -98,17 +113,18 @@ Sampler make(const Case& c) {
 
 // ---------------------------------------------------------------- the independent model
 
-// The penalized logits: each distinct id among the last repeat_last_n of
-// the history, once.
+// The biased, penalized logits: bias first, then each distinct id among the
+// last repeat_last_n of the history once, with its count in that window.
 std::vector<float> penalized(const Case& c) {
     std::vector<float> l = c.logits;
+    for (const LogitBias& b : c.p.logit_bias) l[size_t(b.token)] += b.bias;
     const size_t window = std::min(c.history.size(), size_t(c.p.repeat_last_n));
-    std::set<int32_t> recent(c.history.end() - ptrdiff_t(window), c.history.end());
-    if (c.p.repeat_penalty != 1.0f) {
-        for (const int32_t t : recent) {
-            float& x = l[size_t(t)];
-            x = x > 0.0f ? x / c.p.repeat_penalty : x * c.p.repeat_penalty;
-        }
+    const std::vector<int32_t> recent(c.history.end() - ptrdiff_t(window), c.history.end());
+    for (const int32_t t : std::set<int32_t>(recent.begin(), recent.end())) {
+        const auto count = std::count(recent.begin(), recent.end(), t);
+        float& x = l[size_t(t)];
+        if (c.p.repeat_penalty != 1.0f) x = x > 0.0f ? x / c.p.repeat_penalty : x * c.p.repeat_penalty;
+        x -= float(count) * c.p.frequency_penalty + c.p.presence_penalty;
     }
     return l;
 }
@@ -239,6 +255,8 @@ TEST(SamplerProperties, SameSeedSameTokensOtherSeedsDiffer) {
             c.p.top_p = 1.0f;
             c.p.min_p = 0.0f;
             c.p.repeat_penalty = 1.0f;
+            c.p.frequency_penalty = c.p.presence_penalty = 0.0f;
+            c.p.logit_bias.clear();
             c.history.clear();
         }
         std::vector<std::vector<float>> steps;
@@ -310,6 +328,8 @@ TEST(SamplerProperties, PenaltyNeverLiftsARepeatedTokenAboveAnother) {
         const uint64_t seed = base_seed() + 300000 + uint64_t(i);
         std::mt19937_64 g(seed);
         Case c = random_case(g, false);
+        c.p.frequency_penalty = c.p.presence_penalty = 0.0f;  // these can be bonuses
+        c.p.logit_bias.clear();                                // the raw order below is the unbiased one
         c.p.repeat_penalty = uniform(g, 1.0f, 4.0f);
         c.p.repeat_last_n = uniform(g, 1, 64);
         if (c.history.empty()) c.history.push_back(0);
@@ -429,6 +449,7 @@ TEST(SamplerProperties, NanAndInfiniteLogitsNeverEscapeTheVocabulary) {
             if (greedy < 0 || c.logits[j] > c.logits[size_t(greedy)]) greedy = int32_t(j);
         }
         c.history.clear();
+        c.p.logit_bias.clear();  // the expectations below are about the raw logits
         Sampler s = make(c);
         for (int d = 0; d < 20; ++d) {
             const int32_t id = s.sample(c.logits);
@@ -505,6 +526,42 @@ TEST(SamplerProperties, ValidationAcceptsExactlyTheValidParameters) {
             EXPECT_NO_THROW(Sampler(p, 10));
         } else {
             EXPECT_THROW(Sampler(p, 10), Error);
+        }
+    }
+}
+
+// P11: log-probabilities describe the distribution the token came from:
+// with every alternative asked for, they sum to 1 (in probability), they
+// are sorted, the chosen token's entry is among them with the same value,
+// it has probability > 0, and asking for them does not change the draw.
+TEST(SamplerProperties, LogprobsAreADistributionHoldingTheChoice) {
+    const int n_cases = cases(1500);
+    for (int i = 0; i < n_cases; ++i) {
+        const uint64_t seed = base_seed() + 800000 + uint64_t(i);
+        std::mt19937_64 g(seed);
+        const Case c = random_case(g);
+        Sampler plain = make(c);
+        Sampler with = make(c);
+        for (int d = 0; d < 5; ++d) {
+            TokenLogprobs lp;
+            const int32_t id = with.sample(c.logits, int(c.logits.size()), lp);
+            ASSERT_EQ(id, plain.sample(c.logits)) << describe(c, seed);
+            ASSERT_EQ(lp.token, id);
+            ASSERT_GT(lp.logprob, -INFINITY) << describe(c, seed);
+            double sum = 0;
+            bool found = false;
+            for (size_t k = 0; k < lp.top.size(); ++k) {
+                sum += std::exp(double(lp.top[k].logprob));
+                if (k > 0) {
+                    ASSERT_LE(lp.top[k].logprob, lp.top[k - 1].logprob) << describe(c, seed);
+                }
+                if (lp.top[k].token == id) {
+                    found = true;
+                    ASSERT_EQ(lp.top[k].logprob, lp.logprob);
+                }
+            }
+            ASSERT_TRUE(found) << describe(c, seed);
+            ASSERT_NEAR(sum, 1.0, 1e-4) << describe(c, seed);
         }
     }
 }

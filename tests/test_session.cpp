@@ -513,6 +513,126 @@ TEST(Generation, CancelEndsItAtOnce) {
     EXPECT_EQ(gen->stats().stop, StopReason::Stopped);
 }
 
+// Stop strings: the streamed text is the text without them cut before the
+// first occurrence, never more at any point, and the reason is StopString.
+TEST(Generation, StopStringsCutTheTextAndEndIt) {
+    GenerateOptions g = greedy(48);
+    g.sampling.temperature = 1.0f;
+    g.sampling.top_k = 0;
+    g.sampling.top_p = 1.0f;
+    g.sampling.min_p = 0.0f;
+    int checked = 0;
+    for (const uint64_t seed : {1ull, 2ull, 3ull, 4ull, 5ull}) {
+        g.sampling.seed = seed;
+        g.stop.clear();
+        auto s = open_tiny();
+        const auto prompt = s->tokenize("Once upon a time", false);
+        std::string full;
+        s->generate(prompt, g, [&](const TokenEvent& e) {
+            full += e.text;
+            return true;
+        });
+        if (full.size() < 12) continue;
+        // Two stop strings taken from the text; the one completed first wins.
+        g.stop = {full.substr(full.size() * 2 / 3, 3), full.substr(full.size() / 3, 2)};
+        const size_t a = full.find(g.stop[0]), b = full.find(g.stop[1]);
+        const std::string want = full.substr(0, a + 3 < b + 2 || (a + 3 == b + 2 && a < b) ? a : b);
+        std::string streamed;
+        const auto r = s->generate(prompt, g, [&](const TokenEvent& e) {
+            streamed += e.text;
+            EXPECT_EQ(want.compare(0, streamed.size(), streamed), 0) << "seed " << seed << ": released past the cut";
+            return true;
+        });
+        EXPECT_EQ(r.stop, StopReason::StopString);
+        EXPECT_STREQ(stop_reason_name(r.stop), "stop");
+        EXPECT_EQ(streamed, want) << "seed " << seed;
+        EXPECT_LT(r.tokens.size(), 48u);
+        ++checked;
+    }
+    EXPECT_GE(checked, 3);
+}
+
+TEST(Generation, StopStringThatNeverAppearsChangesNothing) {
+    auto s = open_tiny();
+    const auto prompt = s->tokenize("Once upon a time", false);
+    GenerateOptions g = greedy(20);
+    std::string a, b;
+    const auto ra = s->generate(prompt, g, [&](const TokenEvent& e) { a += e.text; return true; });
+    g.stop = {"\x01\x02\x03 never"};
+    const auto rb = s->generate(prompt, g, [&](const TokenEvent& e) { b += e.text; return true; });
+    EXPECT_EQ(ra.tokens, rb.tokens);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(rb.stop, StopReason::MaxTokens);
+    g.stop = {""};
+    EXPECT_THROW(s->start(prompt, g), Error);
+}
+
+// Greedy log-probabilities are the log-softmax of the logits the model
+// gives for that position (computed here from evaluate(), in double).
+TEST(Generation, GreedyLogprobsAreTheLogSoftmaxOfTheLogits) {
+    auto s = open_tiny();
+    auto ref = open_tiny();
+    const auto prompt = s->tokenize("Once upon a time", false);
+    GenerateOptions g = greedy(12);
+    g.logprobs = true;
+    g.top_logprobs = 5;
+    std::vector<const TokenLogprobs*> seen;
+    const auto r = s->generate(prompt, g, [&](const TokenEvent& e) {
+        if (e.token >= 0) {
+            EXPECT_NE(e.logprobs, nullptr);
+            if (e.logprobs) {
+                EXPECT_EQ(e.logprobs->token, e.token);
+            }
+        } else {
+            EXPECT_EQ(e.logprobs, nullptr);
+        }
+        return true;
+    });
+    ASSERT_EQ(r.logprobs.size(), r.tokens.size());
+    std::span<const float> logits = ref->evaluate(prompt, false);
+    for (size_t i = 0; i < r.tokens.size(); ++i) {
+        std::vector<float> l(logits.begin(), logits.end());
+        double max = -INFINITY, sum = 0;
+        for (const float x : l) max = std::max(max, double(x));
+        for (const float x : l) sum += std::exp(double(x) - max);
+        const auto logprob = [&](TokenId id) { return double(l[size_t(id)]) - max - std::log(sum); };
+        const TokenLogprobs& lp = r.logprobs[i];
+        EXPECT_EQ(lp.token, r.tokens[i]);
+        EXPECT_NEAR(lp.logprob, logprob(r.tokens[i]), 1e-4) << "token " << i;
+        ASSERT_EQ(lp.top.size(), 5u);
+        EXPECT_EQ(lp.top[0].token, r.tokens[i]);  // greedy: the most likely
+        for (size_t k = 0; k < lp.top.size(); ++k) {
+            EXPECT_NEAR(lp.top[k].logprob, logprob(lp.top[k].token), 1e-4);
+            if (k > 0) {
+                EXPECT_LE(lp.top[k].logprob, lp.top[k - 1].logprob);
+            }
+        }
+        // No token outside the top is more likely than the last one in it.
+        for (size_t id = 0; id < l.size(); ++id) {
+            bool in_top = false;
+            for (const auto& c : lp.top) in_top |= c.token == TokenId(id);
+            if (!in_top) {
+                EXPECT_LE(logprob(TokenId(id)), lp.top.back().logprob + 1e-6);
+            }
+        }
+        const TokenId one[1] = {r.tokens[i]};
+        if (i + 1 < r.tokens.size()) logits = ref->evaluate(one, false);
+    }
+}
+
+TEST(Generation, LogprobsOffStoresNothing) {
+    auto s = open_tiny();
+    const auto r = s->generate(s->tokenize("abc", false), greedy(6), [&](const TokenEvent& e) {
+        EXPECT_EQ(e.logprobs, nullptr);
+        return true;
+    });
+    EXPECT_TRUE(r.logprobs.empty());
+    GenerateOptions g = greedy(6);
+    g.logprobs = true;
+    g.top_logprobs = 21;
+    EXPECT_THROW(s->start(s->tokenize("abc", false), g), Error);
+}
+
 TEST(Generation, BadPromptThrowsAtStart) {
     auto s = open_tiny(16);
     EXPECT_THROW(s->start({}, greedy(4)), Error);

@@ -69,18 +69,33 @@ struct GenerateOptions {
     int max_tokens = 256;
     SamplingParams sampling;
     bool ignore_eos = false;  // keep going past end-of-generation tokens
+    // Generation ends where one of these strings appears in the text (stop
+    // reason StopString); the text before it is emitted, the stop string
+    // never, and text that could start one is held back until it cannot.
+    std::vector<std::string> stop;
+    // Log-probabilities for every sampled token (TokenEvent::logprobs and
+    // GenerationStats::logprobs) with the top_logprobs (0..20) most likely
+    // alternatives. Off: nothing is computed or stored.
+    bool logprobs = false;
+    int top_logprobs = 0;
 };
 
 // One step of streamed output. `text` is whole UTF-8 characters only: bytes
 // of a character split across tokens are held back until it is complete.
 // The last event of a generation may carry held-back bytes with token = -1.
+// With stop strings, text is also held back while it could start one, so
+// an event's text need not be its token's.
 struct TokenEvent {
     TokenId token;
     std::string_view text;
+    // The sampled token's log-probabilities when GenerateOptions::logprobs,
+    // else (and for token = -1) null. Valid as long as `text`.
+    const TokenLogprobs* logprobs = nullptr;
 };
 using TokenCallback = std::function<bool(const TokenEvent&)>;  // return false to stop
 
-enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped };
+// Names (stop_reason_name): "eos", "length", "context", "stopped", "stop".
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped, StopString };
 const char* stop_reason_name(StopReason r);
 
 struct GenerationStats {
@@ -92,6 +107,7 @@ struct GenerationStats {
     int decode_evals = 0;  // single-token forward passes timed by decode_seconds
     StopReason stop = StopReason::MaxTokens;
     std::vector<TokenId> tokens;  // the generated ids
+    std::vector<TokenLogprobs> logprobs;  // one per generated id when GenerateOptions::logprobs, else empty
 
     double prefill_tps() const { return prefill_seconds > 0 ? (prompt_tokens - reused_tokens) / prefill_seconds : 0; }
     double decode_tps() const { return decode_seconds > 0 ? decode_evals / decode_seconds : 0; }

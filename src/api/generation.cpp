@@ -5,6 +5,7 @@
 #include "api/session_impl.h"
 #include "sample/sampler.h"
 #include "text/detokenizer.h"
+#include "text/stop_strings.h"
 
 namespace smolinfer {
 
@@ -21,21 +22,48 @@ struct Generation::State {
     GenerateOptions options;
     sample::Sampler sampler;
     text::StreamDecoder decoder;
+    text::StopStrings stops;
     std::span<const float> logits;  // for the next token to sample
     GenerationStats stats;
     std::string piece;  // the text of the last event
     bool done = false;
 
     State(Session::Impl& session, const GenerateOptions& o, const SamplingParams& sampling)
-        : s(session), options(o), sampler(sampling, session.info.n_vocab), decoder(session.vocab) {}
+        : s(session), options(o), sampler(sampling, session.info.n_vocab), decoder(session.vocab), stops(o.stop) {}
 
-    // Ends the generation; returns the held-back bytes as a last event, if any.
-    std::optional<TokenEvent> finish(StopReason why) {
+    // Passes `text` through the stop strings; true when one appeared (then
+    // `text` is what precedes it and the generation is over).
+    bool stop_string_in(std::string& text) {
+        if (stops.empty()) return false;
+        auto r = stops.push(text);
+        text = std::move(r.text);
+        return r.stopped;
+    }
+
+    // The text still held back when the generation ends for `why`.
+    std::string flush(StopReason why) {
         done = true;
         stats.stop = why;
-        piece = decoder.finish();
+        std::string tail = decoder.finish();
+        if (stop_string_in(tail)) {
+            stats.stop = StopReason::StopString;
+        } else {
+            tail += stops.finish();
+        }
+        return tail;
+    }
+
+    // Ends the generation; returns the held-back text as a last event, if any.
+    std::optional<TokenEvent> finish(StopReason why) {
+        piece = flush(why);
         if (piece.empty()) return std::nullopt;
         return TokenEvent{-1, piece};
+    }
+
+    TokenId sample() {
+        if (!options.logprobs) return sampler.sample(logits);
+        stats.logprobs.emplace_back();
+        return sampler.sample(logits, options.top_logprobs, stats.logprobs.back());
     }
 
     std::optional<TokenEvent> next() {
@@ -47,28 +75,35 @@ struct Generation::State {
         };
         if (s.stop_requested.load()) return timed(finish(StopReason::Stopped));
         if (stats.generated_tokens == options.max_tokens) return timed(finish(StopReason::MaxTokens));
-        const TokenId tok = sampler.sample(logits);
-        if (!options.ignore_eos && s.vocab.is_end_of_generation(tok)) return timed(finish(StopReason::EndOfGeneration));
+        const TokenId tok = sample();
+        if (!options.ignore_eos && s.vocab.is_end_of_generation(tok)) {
+            if (options.logprobs) stats.logprobs.pop_back();  // not a generated token
+            return timed(finish(StopReason::EndOfGeneration));
+        }
+        const TokenLogprobs* lp = options.logprobs ? &stats.logprobs.back() : nullptr;
         sampler.accept(tok);
         stats.tokens.push_back(tok);
         stats.generated_tokens++;
         piece = decoder.push(tok);
+        if (stop_string_in(piece)) {
+            done = true;
+            stats.stop = StopReason::StopString;
+            return timed(TokenEvent{tok, piece, lp});
+        }
         // Evaluate the token now, so that the next call has its logits; the
         // last token of a generation is never evaluated.
         if (stats.generated_tokens < options.max_tokens) {
             if (s.sequence.size() == size_t(s.forward.n_ctx())) {
                 // No room to evaluate it: this token is the last. Its text goes
-                // out with this event; held-back bytes follow as a final one.
-                done = true;
-                stats.stop = StopReason::ContextFull;
-                piece += decoder.finish();
-                return timed(TokenEvent{tok, piece});
+                // out with this event, held-back text with it.
+                piece += flush(StopReason::ContextFull);
+                return timed(TokenEvent{tok, piece, lp});
             }
             const TokenId one[1] = {tok};
             logits = s.evaluate(one, false);
             stats.decode_evals++;
         }
-        return timed(TokenEvent{tok, piece});
+        return timed(TokenEvent{tok, piece, lp});
     }
 };
 
@@ -86,6 +121,7 @@ std::unique_ptr<Generation> Session::start(std::span<const TokenId> prompt, cons
     Impl& s = *impl_;
     options.sampling.validate();
     if (options.max_tokens < 0) throw Error("bad option: max_tokens must be >= 0");
+    if (options.top_logprobs < 0 || options.top_logprobs > 20) throw Error("bad option: top_logprobs must be in 0..20");
     if (prompt.empty()) throw Error("the prompt is empty");
     s.check_ids(prompt);
     if (prompt.size() > size_t(s.forward.n_ctx())) {

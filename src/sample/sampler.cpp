@@ -16,7 +16,15 @@ void SamplingParams::validate() const {
     if (!std::isfinite(top_p) || top_p <= 0.0f || top_p > 1.0f) bad("top-p must be in (0, 1]");
     if (!std::isfinite(min_p) || min_p < 0.0f || min_p > 1.0f) bad("min-p must be in [0, 1]");
     if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0.0f) bad("repeat penalty must be > 0");
+    if (!std::isfinite(frequency_penalty)) bad("frequency penalty must be a finite number");
+    if (!std::isfinite(presence_penalty)) bad("presence penalty must be a finite number");
     if (repeat_last_n < 0 || repeat_last_n > (1 << 20)) bad("repeat-last-n must be in 0..1048576");
+    for (const LogitBias& b : logit_bias) {
+        // -infinity bans a token; +infinity or NaN would make every probability NaN.
+        if (std::isnan(b.bias) || b.bias == std::numeric_limits<float>::infinity()) {
+            bad("logit bias of token " + std::to_string(b.token) + " must be a number or -infinity");
+        }
+    }
 }
 
 }  // namespace smolinfer
@@ -25,9 +33,15 @@ namespace smolinfer::sample {
 
 Sampler::Sampler(const SamplingParams& params, int n_vocab) : params_(params), rng_(params.seed) {
     params_.validate();
+    for (const LogitBias& b : params_.logit_bias) {
+        if (b.token < 0 || b.token >= n_vocab) {
+            throw Error("bad sampling parameter: logit bias token id " + std::to_string(b.token) +
+                        " is outside the vocabulary (0.." + std::to_string(n_vocab - 1) + ")");
+        }
+    }
     cand_.reserve(size_t(n_vocab));
     history_.reserve(size_t(params_.repeat_last_n));
-    seen_.assign(size_t(n_vocab), 0);
+    counts_.assign(size_t(n_vocab), 0);
 }
 
 void Sampler::accept(int32_t token) {
@@ -40,17 +54,28 @@ void Sampler::accept(int32_t token) {
     }
 }
 
-void Sampler::apply_repeat_penalty() {
-    if (params_.repeat_penalty == 1.0f || history_.empty()) return;
-    // cand_ is still indexed by id here. Each distinct token is penalized once.
+void Sampler::apply_logit_bias() {
+    // cand_ is still indexed by id here.
+    for (const LogitBias& b : params_.logit_bias) cand_[size_t(b.token)].logit += b.bias;
+}
+
+void Sampler::apply_penalties() {
+    const bool off = params_.repeat_penalty == 1.0f && params_.frequency_penalty == 0.0f &&
+                     params_.presence_penalty == 0.0f;
+    if (off || history_.empty()) return;
+    // cand_ is still indexed by id here. Count each id of the window, then
+    // penalize each distinct id once (zeroing its count, so the scratch is
+    // clean for the next call).
     for (const int32_t id : history_) {
-        if (id < 0 || size_t(id) >= cand_.size() || seen_[size_t(id)]) continue;
-        seen_[size_t(id)] = 1;
-        float& l = cand_[size_t(id)].logit;
-        l = l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+        if (id >= 0 && size_t(id) < counts_.size()) counts_[size_t(id)]++;
     }
     for (const int32_t id : history_) {
-        if (id >= 0 && size_t(id) < seen_.size()) seen_[size_t(id)] = 0;
+        if (id < 0 || size_t(id) >= counts_.size() || counts_[size_t(id)] == 0) continue;
+        const uint32_t count = counts_[size_t(id)];
+        counts_[size_t(id)] = 0;
+        float& l = cand_[size_t(id)].logit;
+        l = l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+        l -= float(count) * params_.frequency_penalty + params_.presence_penalty;
     }
 }
 
@@ -65,10 +90,53 @@ void Sampler::normalize() {
     for (Candidate& c : cand_) c.p /= sum;
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
-    if (logits.size() != seen_.size()) {
+void Sampler::log_softmax(int32_t chosen, int top_n, bool sorted, TokenLogprobs& out) {
+    float max = -std::numeric_limits<float>::infinity();
+    for (const Candidate& c : cand_) max = std::max(max, c.logit);
+    // log p = l - max - log(sum exp(l - max)), the sum in double. When the
+    // largest logit is infinite, the tokens holding it share all the mass.
+    double sum = 0.0;
+    size_t at_max = 0;
+    for (const Candidate& c : cand_) {
+        if (std::isfinite(max)) sum += std::exp(double(c.logit) - double(max));
+        at_max += c.logit == max ? 1 : 0;
+    }
+    const double log_sum = std::log(std::isfinite(max) ? sum : double(at_max));
+    const auto logprob = [&](float logit) {
+        if (!std::isfinite(max)) {
+            return logit == max ? float(-log_sum) : -std::numeric_limits<float>::infinity();
+        }
+        return float(double(logit) - double(max) - log_sum);
+    };
+
+    out.token = chosen;
+    out.logprob = -std::numeric_limits<float>::infinity();
+    for (const Candidate& c : cand_) {
+        if (c.id == chosen) {
+            out.logprob = logprob(c.logit);
+            break;
+        }
+    }
+    const size_t n = std::min(size_t(std::max(top_n, 0)), cand_.size());
+    if (!sorted) {
+        std::partial_sort(cand_.begin(), cand_.begin() + ptrdiff_t(n), cand_.end(), [](const Candidate& a, const Candidate& b) {
+            return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+        });
+    }
+    out.top.clear();
+    for (size_t i = 0; i < n; ++i) out.top.push_back({cand_[i].id, logprob(cand_[i].logit)});
+}
+
+int32_t Sampler::sample(std::span<const float> logits) { return choose(logits, 0, nullptr); }
+
+int32_t Sampler::sample(std::span<const float> logits, int top_n, TokenLogprobs& out) {
+    return choose(logits, top_n, &out);
+}
+
+int32_t Sampler::choose(std::span<const float> logits, int top_n, TokenLogprobs* out) {
+    if (logits.size() != counts_.size()) {
         throw Error("sampler: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
-                    std::to_string(seen_.size()));
+                    std::to_string(counts_.size()));
     }
     cand_.clear();
     // A NaN logit (a broken model) would make the ordering below inconsistent:
@@ -78,13 +146,16 @@ int32_t Sampler::sample(std::span<const float> logits) {
         const float l = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
         cand_.push_back({int32_t(i), l, 0.0f});
     }
-    apply_repeat_penalty();
+    apply_logit_bias();
+    apply_penalties();
 
     auto by_logit = [](const Candidate& a, const Candidate& b) {
         return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
     };
     if (params_.temperature <= 0.0f) {
-        return std::min_element(cand_.begin(), cand_.end(), by_logit)->id;
+        const int32_t id = std::min_element(cand_.begin(), cand_.end(), by_logit)->id;
+        if (out) log_softmax(id, top_n, false, *out);
+        return id;
     }
 
     size_t keep = cand_.size();
@@ -116,6 +187,12 @@ int32_t Sampler::sample(std::span<const float> logits) {
 
     for (Candidate& c : cand_) c.logit /= params_.temperature;
     normalize();
+    const int32_t id = draw();
+    if (out) log_softmax(id, top_n, true, *out);
+    return id;
+}
+
+int32_t Sampler::draw() {
     const float r = rng_.uniform();
     float cum = 0.0f;
     for (const Candidate& c : cand_) {

@@ -1,5 +1,6 @@
-// Picking the next token from logits: repetition penalty, then greedy, or
-// top-k -> top-p -> min-p -> temperature -> a seeded draw (llama.cpp's order).
+// Picking the next token from logits: logit bias, then the penalties
+// (repetition, frequency, presence), then greedy, or top-k -> top-p ->
+// min-p -> temperature -> a seeded draw (llama.cpp's order).
 #pragma once
 
 #include <cstdint>
@@ -15,12 +16,18 @@ using smolinfer::SamplingParams;
 
 class Sampler {
 public:
+    // Throws smolinfer::Error for bad parameters or a logit-bias id outside 0..n_vocab-1.
     Sampler(const SamplingParams& params, int n_vocab);
 
     // Chooses a token; does not record it (see accept).
     int32_t sample(std::span<const float> logits);
 
-    // Records a token (prompt or generated) for the repetition penalty.
+    // The same choice, and the log-probabilities of the distribution it was
+    // drawn from (see TokenLogprobs): the chosen token's and the `top_n`
+    // most likely (fewer when fewer tokens remain).
+    int32_t sample(std::span<const float> logits, int top_n, TokenLogprobs& out);
+
+    // Records a token (prompt or generated) for the penalties.
     void accept(int32_t token);
 
     const SamplingParams& params() const { return params_; }
@@ -31,15 +38,20 @@ private:
         float logit;
         float p;
     };
-    void apply_repeat_penalty();
+    int32_t choose(std::span<const float> logits, int top_n, TokenLogprobs* out);
+    void apply_logit_bias();
+    void apply_penalties();
     void normalize();  // fills p from logits over the current candidates
+    int32_t draw();    // one seeded draw from the normalized candidates
+    // Fills `out` from the logits of cand_[0..n), sorted by logit when `sorted`.
+    void log_softmax(int32_t chosen, int top_n, bool sorted, TokenLogprobs& out);
 
     SamplingParams params_;
     Rng rng_;
     std::vector<Candidate> cand_;  // capacity n_vocab, reused every call
     std::vector<int32_t> history_;  // ring of the last repeat_last_n tokens
     size_t history_next_ = 0;
-    std::vector<uint8_t> seen_;  // per vocab id, scratch for the penalty
+    std::vector<uint32_t> counts_;  // per vocab id, scratch for the penalties (all 0 between calls)
 };
 
 }  // namespace smolinfer::sample

@@ -56,6 +56,9 @@ const ui = {
   stop: $<HTMLButtonElement>("stop"),
   regenerate: $<HTMLButtonElement>("regenerate"),
   newChat: $<HTMLButtonElement>("new-chat"),
+  jsonMode: $<HTMLInputElement>("json-mode"),
+  schemaRow: $("schema-row"),
+  schema: $<HTMLTextAreaElement>("schema"),
   stats: $("stats"),
   drop: $("drop"),
 };
@@ -70,6 +73,18 @@ let loading: AbortController | null = null;
 let generating: AbortController | null = null;
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+// What the "JSON output" switch starts with: a small object a 135M model can fill.
+const DEFAULT_SCHEMA = {
+  type: "object",
+  properties: {
+    answer: { type: "string" },
+    confidence: { type: "string", enum: ["low", "medium", "high"] },
+    keywords: { type: "array", items: { type: "string" }, maxItems: 3 },
+  },
+  required: ["answer", "confidence", "keywords"],
+  additionalProperties: false,
+};
 
 function showError(message: string | null): void {
   ui.error.hidden = !message;
@@ -257,7 +272,10 @@ function bubble(role: ChatMessage["role"], text: string): HTMLElement {
 function renderConversation(): void {
   ui.messages.querySelectorAll(".message").forEach((n) => n.remove());
   ui.empty.hidden = conversation.length > 0;
-  for (const m of conversation) bubble(m.role, m.content);
+  for (const m of conversation) {
+    const b = bubble(m.role, m.content);
+    if (m.role === "assistant") showAsJson(b, m.content);
+  }
 }
 
 function readOptions() {
@@ -272,6 +290,63 @@ function readOptions() {
     maxTokens: num(ui.maxTokens),
     seed: seed ?? Math.floor(Math.random() * 2 ** 31),
   };
+}
+
+// The schema box as an object, or an error message.
+function readSchema(): Record<string, unknown> | string {
+  try {
+    const schema: unknown = JSON.parse(ui.schema.value);
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return "The JSON Schema must be an object.";
+    return schema as Record<string, unknown>;
+  } catch (e) {
+    return `The JSON Schema is not valid JSON: ${(e as Error).message}`;
+  }
+}
+
+// The answer's pieces: chat() as is, or with the JSON switch on, OpenAI's
+// chat completion chunks with response_format json_schema.
+async function* answerPieces(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<string> {
+  const o = readOptions();
+  if (!ui.jsonMode.checked) {
+    yield* engine!.chat(messages, { ...o, signal });
+    return;
+  }
+  const schema = readSchema();
+  if (typeof schema === "string") throw new EngineError("bad_input", schema);
+  const chunks = await engine!.chat.completions.create(
+    {
+      messages,
+      stream: true,
+      temperature: o.temperature,
+      top_k: o.topK,
+      top_p: o.topP,
+      min_p: o.minP,
+      repeat_penalty: o.repeatPenalty,
+      max_tokens: o.maxTokens,
+      seed: o.seed,
+      response_format: { type: "json_schema", json_schema: { name: "answer", schema, strict: true } },
+    },
+    { signal },
+  );
+  for await (const chunk of chunks) {
+    const text = chunk.choices[0]?.delta.content;
+    if (text) yield text;
+  }
+}
+
+// An answer that parses as JSON, shown pretty-printed.
+function showAsJson(out: HTMLElement, text: string): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  const pre = document.createElement("pre");
+  pre.className = "json";
+  pre.textContent = JSON.stringify(value, null, 2);
+  out.replaceChildren(pre);
 }
 
 async function answer(): Promise<void> {
@@ -289,7 +364,7 @@ async function answer(): Promise<void> {
   let first = 0;
   let stopped = false;
   try {
-    for await (const piece of engine.chat(messages, { ...readOptions(), signal: generating.signal })) {
+    for await (const piece of answerPieces(messages, generating.signal)) {
       text += piece;
       pieces++;
       if (!first) first = performance.now();
@@ -306,6 +381,7 @@ async function answer(): Promise<void> {
     generating = null;
   }
   conversation.push({ role: "assistant", content: text });
+  showAsJson(out, text);
   if (!engine.alive) ui.modelStatus.textContent = "No model loaded (the engine stopped).";
   const s = engine.stats();
   const meta = document.createElement("span");
@@ -370,6 +446,8 @@ function wire(): void {
     }
   });
   ui.stop.addEventListener("click", () => generating?.abort());
+  ui.schema.value = JSON.stringify(DEFAULT_SCHEMA, null, 2);
+  ui.jsonMode.addEventListener("change", () => (ui.schemaRow.hidden = !ui.jsonMode.checked));
   ui.regenerate.addEventListener("click", () => void regenerate());
   ui.newChat.addEventListener("click", () => {
     if (generating) return;

@@ -73,6 +73,58 @@ export interface SamplingOptions {
   repeatLastN?: number;
   seed?: number;
   ignoreEos?: boolean;
+  /** Subtracted from a recent token's logit per occurrence among the last repeatLastN tokens. */
+  frequencyPenalty?: number;
+  /** Subtracted once from the logit of each token among the last repeatLastN. */
+  presencePenalty?: number;
+  /** Added to the tokens' logits before anything else: token id -> bias. */
+  logitBias?: Record<number, number>;
+  /**
+   * Generation ends where one of these (up to 4, non-empty) appears; the text
+   * before it is streamed, the stop string never.
+   */
+  stop?: string[];
+  /** A GBNF grammar (llama.cpp's format) the output must match. */
+  grammar?: string;
+  /**
+   * "json_object": any JSON object; { schema }: JSON matching the JSON
+   * Schema. Not together with grammar.
+   */
+  responseFormat?: "json_object" | { schema: object };
+}
+
+/** What the worker and the WebAssembly engine take (web/wasm/bindings.cpp). */
+export interface WireOptions {
+  maxTokens?: number;
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  repeatPenalty?: number;
+  repeatLastN?: number;
+  seed?: number;
+  ignoreEos?: boolean;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  logitBias?: [number, number][];
+  stop?: string[];
+  logprobs?: boolean;
+  topLogprobs?: number;
+  grammar?: string;
+  /** JSON Schema text ('{"type":"object"}' for any object). */
+  jsonSchema?: string;
+}
+
+/** One token's log-probability (natural log) and raw bytes. */
+export interface WireTokenLogprob {
+  token: number;
+  logprob: number;
+  bytes: Uint8Array;
+}
+
+/** A sampled token's log-probability and its most likely alternatives. */
+export interface WireLogprobs extends WireTokenLogprob {
+  top: WireTokenLogprob[];
 }
 
 export interface ChatMessage {
@@ -86,6 +138,7 @@ export interface GenerationStats {
   generatedTokens: number;
   prefillTps: number;
   decodeTps: number;
+  /** Why it ended: "eos", "stop" (a stop string), "length" (maxTokens), "context" (the context is full), "stopped". */
   stop: string;
 }
 
@@ -104,8 +157,8 @@ export type BuildName = "mt-relaxed" | "st-relaxed" | "mt-simd128" | "st-simd128
 export type Request =
   | { id: number; op: "init"; threads: number; exact: boolean; simd?: "relaxed" | "simd128" }
   | { id: number; op: "load"; source: SourceSpec; contextSize?: number }
-  | { id: number; op: "generate"; prompt: string; options: SamplingOptions }
-  | { id: number; op: "chat"; messages: ChatMessage[]; options: SamplingOptions }
+  | { id: number; op: "generate"; prompt: string; options: WireOptions }
+  | { id: number; op: "chat"; messages: ChatMessage[]; options: WireOptions }
   | { id: number; op: "tokenize"; text: string; special: boolean }
   | { id: number; op: "detokenize"; ids: number[] }
   | { id: number; op: "unload" }
@@ -116,7 +169,7 @@ export type Response =
   | { id: number; type: "result"; value: unknown }
   | { id: number; type: "error"; error: ErrorInfo }
   | { id: number; type: "progress"; progress: LoadProgress }
-  | { id: number; type: "piece"; text: string; generated: number };
+  | { id: number; type: "piece"; text: string; generated: number; logprobs?: WireLogprobs };
 
 export interface InitResult {
   threads: number;

@@ -8,15 +8,23 @@
 //     output.textContent += piece;
 //   }
 //
+// The same engine in OpenAI's shape (openai-types.ts):
+//   const answer = await engine.chat.completions.create({ messages: [{ role: "user", content: "Hi!" }] });
+//   for await (const chunk of await engine.chat.completions.create({ messages, stream: true })) { ... }
+//
 // Every method rejects with an EngineError whose `code` says what went
 // wrong: not_loaded, busy, aborted, bad_model, network, out_of_memory,
 // bad_input, crashed (the worker died: create a new engine), internal.
 
+import { EngineError } from "./errors.js";
+import { type Backend, type RunEvent, createChatCompletion, createCompletion } from "./openai.js";
+import type { Input } from "./openai-request.js";
+import type { ChatCompletions, Completions } from "./openai-types.js";
+import { checkOptions } from "./options.js";
 import type {
   BuildName,
   ChatMessage,
   EngineStats,
-  ErrorCode,
   InitResult,
   LoadProgress,
   ModelInfo,
@@ -24,19 +32,13 @@ import type {
   Response,
   SamplingOptions,
   SourceSpec,
+  WireLogprobs,
+  WireOptions,
 } from "./protocol.js";
 
+export { EngineError } from "./errors.js";
 export type { BuildName, ChatMessage, EngineStats, ErrorCode, LoadProgress, ModelInfo, SamplingOptions } from "./protocol.js";
-
-export class EngineError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "EngineError";
-  }
-}
+export type * from "./openai-types.js";
 
 /**
  * A model: a URL (with an optional known size and SHA-256), a local file, or
@@ -78,7 +80,12 @@ type Pending = {
   resolve: (value: unknown) => void;
   reject: (error: EngineError) => void;
   onProgress?: (p: LoadProgress) => void;
-  onPiece?: (text: string, generated: number) => void;
+  onPiece?: (text: string, generated: number, logprobs?: WireLogprobs) => void;
+};
+
+/** chat(messages, options), which also carries chat.completions.create (OpenAI's shape). */
+export type ChatFunction = ((messages: ChatMessage[], options?: GenerateOptions) => AsyncIterable<string>) & {
+  readonly completions: ChatCompletions;
 };
 
 // A request sent to the worker: its id, and its outcome.
@@ -109,25 +116,6 @@ function sourceSpec(source: ModelSource): SourceSpec {
   throw new EngineError("bad_input", "a model source is a URL, { url, size?, sha256? }, a File or the Files of a split model");
 }
 
-function checkOptions(o: GenerateOptions): SamplingOptions {
-  const number = (name: keyof SamplingOptions, ok: (v: number) => boolean, what: string) => {
-    const v = o[name];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || !ok(v))) {
-      throw new EngineError("bad_input", `${name} must be ${what}`);
-    }
-  };
-  number("maxTokens", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
-  number("temperature", (v) => v >= 0, ">= 0");
-  number("topK", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
-  number("topP", (v) => v > 0 && v <= 1, "in (0, 1]");
-  number("minP", (v) => v >= 0 && v <= 1, "in [0, 1]");
-  number("repeatPenalty", (v) => v > 0, "> 0");
-  number("repeatLastN", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
-  number("seed", (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
-  const { signal: _signal, ...sampling } = o;
-  return sampling;
-}
-
 export class Engine {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
@@ -153,6 +141,18 @@ export class Engine {
     };
     this.build = init.build;
     this.exact = init.exact;
+    const backend: Backend = {
+      run: (input, options, signal) => this.events(this.make(input, options), signal),
+      modelName: () => this.loadedInfo?.name || "smolinfer",
+      contextSize: () => this.loadedInfo?.contextSize ?? 0,
+    };
+    const chat = (messages: ChatMessage[], options: GenerateOptions = {}) => this.chatStream(messages, options);
+    this.chat = Object.assign(chat, {
+      completions: { create: (request: unknown, options?: { signal?: AbortSignal }) => createChatCompletion(backend, request, options) } as ChatCompletions,
+    });
+    this.completions = {
+      create: (request: unknown, options?: { signal?: AbortSignal }) => createCompletion(backend, request, options),
+    } as Completions;
     worker.onmessage = (e: MessageEvent<Response>) => this.receive(e.data);
     // An error nobody caught in the worker: a request may never be answered.
     worker.onerror = (e) => {
@@ -217,24 +217,39 @@ export class Engine {
     }
   }
 
+  /**
+   * Answers a conversation in the model's chat format (earlier turns are not
+   * evaluated again), as a stream of text pieces. Also
+   * `chat.completions.create(request)`: OpenAI's chat completions.
+   */
+  readonly chat: ChatFunction;
+
+  /** OpenAI's (legacy) completions: `completions.create({ prompt, ... })`. */
+  readonly completions: Completions;
+
   /** Continues a raw text prompt (special-token texts are parsed). */
   generate(prompt: string, options: GenerateOptions = {}): AsyncIterable<string> {
     if (typeof prompt !== "string") throw new EngineError("bad_input", "the prompt must be a string");
-    const sampling = checkOptions(options);
-    return this.stream((id) => ({ id, op: "generate", prompt, options: sampling }), options.signal);
+    const sampling = checkOptions("generate", options);
+    return this.stream(this.make({ kind: "prompt", prompt }, sampling), options.signal);
   }
 
-  /** Answers a conversation in the model's chat format. Earlier turns are not evaluated again. */
-  chat(messages: ChatMessage[], options: GenerateOptions = {}): AsyncIterable<string> {
+  private make(input: Input, options: WireOptions): (id: number) => Request {
+    return input.kind === "chat"
+      ? (id) => ({ id, op: "chat", messages: input.messages, options })
+      : (id) => ({ id, op: "generate", prompt: input.prompt, options });
+  }
+
+  private chatStream(messages: ChatMessage[], options: GenerateOptions): AsyncIterable<string> {
     if (!Array.isArray(messages) || messages.length === 0) throw new EngineError("bad_input", "messages must be a non-empty array");
     for (const m of messages) {
       if (!m || !["system", "user", "assistant"].includes(m.role) || typeof m.content !== "string") {
         throw new EngineError("bad_input", "each message needs role system|user|assistant and string content");
       }
     }
-    const sampling = checkOptions(options);
+    const sampling = checkOptions("chat", options);
     const copy = messages.map((m) => ({ role: m.role, content: m.content }));
-    return this.stream((id) => ({ id, op: "chat", messages: copy, options: sampling }), options.signal);
+    return this.stream(this.make({ kind: "chat", messages: copy }, sampling), options.signal);
   }
 
   async tokenize(text: string, options: { special?: boolean } = {}): Promise<number[]> {
@@ -286,7 +301,7 @@ export class Engine {
         p.onProgress?.(msg.progress);
         return;
       case "piece":
-        p.onPiece?.(msg.text, msg.generated);
+        p.onPiece?.(msg.text, msg.generated, msg.logprobs);
         return;
       case "result":
         this.pending.delete(msg.id);
@@ -335,24 +350,48 @@ export class Engine {
     return { id, done };
   }
 
-  // Pieces as an async iterator; the request's completion ends it. Leaving
-  // the loop early (break, return, throw) stops the generation, and resolves
-  // once the engine is free for the next one.
+  // The pieces' text (empty ones left out).
   private stream(make: (id: number) => Request, signal?: AbortSignal): AsyncIterable<string> {
-    const queue: string[] = [];
+    const events = this.events(make, signal);
+    return {
+      [Symbol.asyncIterator]: () => {
+        const it = events[Symbol.asyncIterator]();
+        return {
+          next: async (): Promise<IteratorResult<string>> => {
+            for (;;) {
+              const r = await it.next();
+              if (r.done || r.value.type === "done") return { value: undefined, done: true };
+              if (r.value.text) return { value: r.value.text, done: false };
+            }
+          },
+          return: async (): Promise<IteratorResult<string>> => {
+            await it.return?.();
+            return { value: undefined, done: true };
+          },
+        };
+      },
+    };
+  }
+
+  // Pieces, then the statistics, as an async iterator; the request's
+  // completion ends it. Leaving the loop early (break, return, throw) stops
+  // the generation, and resolves once the engine is free for the next one.
+  private events(make: (id: number) => Request, signal?: AbortSignal): AsyncIterable<RunEvent> {
+    const queue: RunEvent[] = [];
     let wake: (() => void) | null = null;
     let finished = false;
     let failure: EngineError | null = null;
     const sent = this.request(make, signal, {
-      onPiece: (text, generated) => {
+      onPiece: (text, generated, logprobs) => {
         this.last.generatedTokens = generated;
-        queue.push(text);
+        queue.push({ type: "piece", text, logprobs });
         wake?.();
       },
     });
     const settled = sent.done.then(
       (stats) => {
         Object.assign(this.last, stats as EngineStats);
+        queue.push({ type: "done", stats: stats as EngineStats });
         finished = true;
         wake?.();
       },
@@ -364,7 +403,7 @@ export class Engine {
     );
     return {
       [Symbol.asyncIterator]: () => ({
-        next: async (): Promise<IteratorResult<string>> => {
+        next: async (): Promise<IteratorResult<RunEvent>> => {
           for (;;) {
             if (queue.length) return { value: queue.shift()!, done: false };
             if (failure) throw failure;
@@ -373,7 +412,7 @@ export class Engine {
             wake = null;
           }
         },
-        return: async (): Promise<IteratorResult<string>> => {
+        return: async (): Promise<IteratorResult<RunEvent>> => {
           if (!finished) this.cancel(sent.id);
           await settled;
           queue.length = 0;

@@ -15,8 +15,9 @@ import type {
   ModelInfo,
   Request,
   Response,
-  SamplingOptions,
   SourceSpec,
+  WireLogprobs,
+  WireOptions,
 } from "./protocol.js";
 import * as store from "./model-store.js";
 import { chooseBuild, probeRelaxedSimd } from "./wasm-features.js";
@@ -33,7 +34,7 @@ interface WasmEngine {
   chatTokens(messages: object[], addGenerationPrompt: boolean): { ids?: Int32Array; error?: string };
   detokenize(ids: number[], special: boolean): { text?: string; error?: string };
   start(ids: Int32Array, options: object): { error?: string };
-  next(): { done: boolean; text?: string; stats?: Record<string, unknown>; error?: string };
+  next(): { done: boolean; text?: string; logprobs?: WireLogprobs; stats?: Record<string, unknown>; error?: string };
   cancel(): Record<string, unknown>;
 }
 interface WasmModule {
@@ -508,12 +509,12 @@ async function load(id: number, source: SourceSpec, contextSize: number | undefi
   };
 }
 
-function samplingOptions(o: SamplingOptions): object {
+function samplingOptions(o: WireOptions): object {
   // Undefined fields keep the engine's defaults.
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
-async function generate(id: number, ids: Int32Array, options: SamplingOptions): Promise<object> {
+async function generate(id: number, ids: Int32Array, options: WireOptions): Promise<object> {
   const e = engine!;
   const started = e.start(ids, samplingOptions(options));
   if (started.error) throw new EngineFailure("bad_input", started.error);
@@ -526,9 +527,10 @@ async function generate(id: number, ids: Int32Array, options: SamplingOptions): 
     const r = e.next();
     if (r.error) throw new EngineFailure("internal", r.error);
     if (r.done) return { ...r.stats, threads, memoryBytes: memoryBytes() };
-    if (r.text) {
+    // A token whose text is held back still brings its log-probabilities.
+    if (r.text || r.logprobs) {
       generated++;
-      post({ id, type: "piece", text: r.text, generated });
+      post({ id, type: "piece", text: r.text ?? "", generated, logprobs: r.logprobs });
     }
     await yieldToEvents();
   }

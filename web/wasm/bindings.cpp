@@ -38,6 +38,26 @@ val int32_array(const std::vector<TokenId>& ids) {
 
 std::vector<TokenId> ids_from(const val& array) { return emscripten::vecFromJSArray<TokenId>(array); }
 
+val uint8_array(const std::string& bytes) {
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
+}
+
+// The options' "stop" (an array of strings), "logitBias" (an array of
+// [token id, bias] pairs); absent: none.
+std::vector<std::string> strings_option(const val& o, const char* name) {
+    if (o.isUndefined() || o.isNull() || o[name].isUndefined() || o[name].isNull()) return {};
+    return emscripten::vecFromJSArray<std::string>(o[name]);
+}
+
+std::vector<LogitBias> logit_bias_option(const val& o) {
+    std::vector<LogitBias> out;
+    if (o.isUndefined() || o.isNull() || o["logitBias"].isUndefined() || o["logitBias"].isNull()) return out;
+    const val pairs = o["logitBias"];
+    const int n = pairs["length"].as<int>();
+    for (int i = 0; i < n; ++i) out.push_back({pairs[i][0].as<int32_t>(), pairs[i][1].as<float>()});
+    return out;
+}
+
 val stats_object(const GenerationStats& st) {
     val s = val::object();
     s.set("promptTokens", st.prompt_tokens);
@@ -147,6 +167,21 @@ public:
             o.sampling.repeat_penalty = option<float>(options, "repeatPenalty", o.sampling.repeat_penalty);
             o.sampling.repeat_last_n = option<int>(options, "repeatLastN", o.sampling.repeat_last_n);
             o.sampling.seed = uint64_t(option<double>(options, "seed", 0.0));
+            o.sampling.frequency_penalty = option<float>(options, "frequencyPenalty", 0.0f);
+            o.sampling.presence_penalty = option<float>(options, "presencePenalty", 0.0f);
+            o.sampling.logit_bias = logit_bias_option(options);
+            o.stop = strings_option(options, "stop");
+            o.logprobs = option<bool>(options, "logprobs", false);
+            o.top_logprobs = option<int>(options, "topLogprobs", 0);
+            // TODO(lead-merge): GenerateOptions::grammar (GBNF) and the JSON
+            // schema field come with the grammar and schema branches; pass
+            // these two strings into them then.
+            if (!option<std::string>(options, "grammar", "").empty()) {
+                return error("grammar-constrained output (grammar) is not available in this build");
+            }
+            if (!option<std::string>(options, "jsonSchema", "").empty()) {
+                return error("JSON-schema output (response_format) is not available in this build");
+            }
             const auto ids = ids_from(prompt_ids);
             generation_ = session_->start(ids, o);
             return stats_object(generation_->stats());
@@ -164,6 +199,7 @@ public:
             if (event) {
                 r.set("token", event->token);
                 r.set("text", std::string(event->text));
+                if (event->logprobs) r.set("logprobs", logprobs_object(*event->logprobs));
             } else {
                 r.set("stats", stats_object(generation_->stats()));
             }
@@ -180,6 +216,24 @@ public:
     }
 
 private:
+    // { token, logprob, bytes, top: [{ token, logprob, bytes }] }; bytes are
+    // the token's raw piece (it may be part of a UTF-8 character).
+    val logprobs_object(const TokenLogprobs& lp) const {
+        const auto choice = [&](TokenId id, float logprob) {
+            val c = val::object();
+            const TokenId one[1] = {id};
+            c.set("token", id);
+            c.set("logprob", logprob);
+            c.set("bytes", uint8_array(session_->detokenize(one)));
+            return c;
+        };
+        val r = choice(lp.token, lp.logprob);
+        val top = val::array();
+        for (const TokenChoice& c : lp.top) top.call<void>("push", choice(c.token, c.logprob));
+        r.set("top", top);
+        return r;
+    }
+
     template <typename OpenFn>
     val open(OpenFn&& open_session, const val& options) {
         session_.reset();

@@ -1,0 +1,66 @@
+// `smolinfer run` with stop strings, on the tiny random model: the printed
+// text is the unstopped text cut before the stop string completed first,
+// and stderr says "stop: stop".
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/cli_runner.h"
+#include "support/tiny_model.h"
+
+namespace smolinfer {
+namespace {
+
+using test::run_cli;
+
+TEST(CliRun, StopStringsCutTheAnswer) {
+    test::TinyModelSpec spec;
+    spec.tied_output = false;  // untied: greedy text varies instead of repeating one token
+    const std::string model = test::write_temp_file(test::tiny_llama(spec), "cli-run-stop.gguf");
+    const std::vector<std::string> base = {"run", "-m", model, "-t", "1", "-n", "40", "--temp", "0", "--json", "-p", "Once upon a time"};
+    const auto text_of = [&](const std::vector<std::string>& extra, std::string* err = nullptr) {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        if (err) *err = r.err;
+        return nlohmann::json::parse(r.out)["text"].get<std::string>();
+    };
+    const std::string full = text_of({});
+    ASSERT_GE(full.size(), 12u) << "the tiny model's greedy text is too short to cut";
+    // The JSON text shows invalid UTF-8 as U+FFFD: stop strings of plain
+    // ASCII (the same bytes in the stream and in the JSON): a character from
+    // the second half, a pair from the first.
+    const auto ascii_pair_from = [&](size_t from) {
+        for (size_t i = from; i + 1 < full.size(); ++i) {
+            if (full[i] > 0x20 && full[i] < 0x7f && full[i + 1] >= 0x20 && full[i + 1] < 0x7f) return full.substr(i, 2);
+        }
+        return std::string();
+    };
+    const auto ascii_char_from = [&](size_t from) {
+        for (size_t i = from; i < full.size(); ++i) {
+            if (full[i] > 0x20 && full[i] < 0x7f) return full.substr(i, 1);
+        }
+        return std::string();
+    };
+    const std::string a = ascii_char_from(full.size() / 2), b = ascii_pair_from(1);
+    ASSERT_FALSE(a.empty() || b.empty()) << full;
+
+    std::string err;
+    EXPECT_EQ(text_of({"--stop", a}, &err), full.substr(0, full.find(a)));
+    EXPECT_NE(err.find("stop: stop"), std::string::npos) << err;
+    // Two stop strings: the one completed first wins.
+    const size_t at_a = full.find(a), at_b = full.find(b);
+    const size_t cut = at_a + a.size() < at_b + b.size() ? at_a : at_b;
+    EXPECT_EQ(text_of({"--stop", a, "--stop", b}), full.substr(0, cut));
+    // One that never appears changes nothing.
+    EXPECT_EQ(text_of({"--stop", "\x01never\x02"}, &err), full);
+    EXPECT_EQ(err.find("stop: stop"), std::string::npos) << err;
+    std::filesystem::remove(model);
+}
+
+}  // namespace
+}  // namespace smolinfer

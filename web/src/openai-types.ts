@@ -1,0 +1,182 @@
+// OpenAI's chat-completion and (legacy) completion shapes, as
+// engine.chat.completions.create and engine.completions.create take and
+// return them: OpenAI's field names, plus the extras top_k, min_p,
+// repeat_penalty and grammar.
+
+export type Role = "system" | "user" | "assistant";
+
+export interface ChatCompletionContentPartText {
+  type: "text";
+  text: string;
+}
+
+export interface ChatCompletionMessageParam {
+  role: Role;
+  /** Text, or text parts (joined in order). */
+  content: string | ChatCompletionContentPartText[];
+}
+
+export type ResponseFormat =
+  | { type: "text" }
+  /** Any JSON object. */
+  | { type: "json_object" }
+  | { type: "json_schema"; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean | null } };
+
+/** Fields both create() calls take. */
+export interface SamplingParams {
+  model?: string;
+  /** Default: until end of generation or the context is full. */
+  max_tokens?: number | null;
+  /** 0..2; 0 is greedy. Default: the engine's (0.8, as llama.cpp). */
+  temperature?: number | null;
+  /** (0, 1]. */
+  top_p?: number | null;
+  /** The same seed with the same request gives the same answer. */
+  seed?: number | null;
+  /** Up to 4 non-empty strings: the answer ends before the first one produced; it never appears. */
+  stop?: string | string[] | null;
+  /** Token id (as a string key) -> -100..100, added to its logit. */
+  logit_bias?: Record<string, number> | null;
+  /** -2..2: subtracted per occurrence among the last repeat_last_n (64) tokens. */
+  frequency_penalty?: number | null;
+  /** -2..2: subtracted once from each token among the last 64. */
+  presence_penalty?: number | null;
+  response_format?: ResponseFormat | null;
+  /** Only 1. */
+  n?: number | null;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+  /** Extra: keep the k most likely tokens (0: off). */
+  top_k?: number | null;
+  /** Extra: drop tokens below min_p x the most likely one's probability. */
+  min_p?: number | null;
+  /** Extra: llama.cpp's repetition penalty (1: off). */
+  repeat_penalty?: number | null;
+  /** Extra: a GBNF grammar (llama.cpp's format) the answer must match. Not with response_format. */
+  grammar?: string | null;
+  /** Aborts the request (also accepted as create(request, { signal })). */
+  signal?: AbortSignal;
+}
+
+export interface ChatCompletionCreateParams extends SamplingParams {
+  messages: ChatCompletionMessageParam[];
+  max_completion_tokens?: number | null;
+  /** Log-probabilities of the answer's tokens. */
+  logprobs?: boolean | null;
+  /** 0..20 most likely alternatives per token; needs logprobs: true. */
+  top_logprobs?: number | null;
+}
+export interface ChatCompletionCreateParamsStreaming extends ChatCompletionCreateParams {
+  stream: true;
+}
+export interface ChatCompletionCreateParamsNonStreaming extends ChatCompletionCreateParams {
+  stream?: false | null;
+}
+
+export interface TopLogprob {
+  token: string;
+  /** Natural log; -9999 for a token that could not be drawn (as OpenAI). */
+  logprob: number;
+  /** The token's UTF-8 bytes (a token may hold part of a character). */
+  bytes: number[] | null;
+}
+export interface ChatCompletionTokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+export interface ChoiceLogprobs {
+  content: ChatCompletionTokenLogprob[] | null;
+  refusal: null;
+}
+
+/** "stop": end of generation or a stop string; "length": max_tokens or a full context. */
+export type FinishReason = "stop" | "length";
+
+export interface CompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string; refusal: null };
+    logprobs: ChoiceLogprobs | null;
+    finish_reason: FinishReason;
+  }[];
+  usage: CompletionUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  /** Empty in the usage chunk that ends a stream with stream_options.include_usage. */
+  choices: {
+    index: number;
+    delta: { role?: "assistant"; content?: string };
+    logprobs: ChoiceLogprobs | null;
+    finish_reason: FinishReason | null;
+  }[];
+  /** With stream_options.include_usage: null but on the last chunk. */
+  usage?: CompletionUsage | null;
+}
+
+export interface CompletionCreateParams extends SamplingParams {
+  /** A raw prompt (special-token texts are parsed), or an array holding one. */
+  prompt: string | string[];
+  /** 0..20: log-probabilities with that many alternatives per token. */
+  logprobs?: number | null;
+}
+export interface CompletionCreateParamsStreaming extends CompletionCreateParams {
+  stream: true;
+}
+export interface CompletionCreateParamsNonStreaming extends CompletionCreateParams {
+  stream?: false | null;
+}
+
+export interface CompletionLogprobs {
+  tokens: string[];
+  token_logprobs: number[];
+  top_logprobs: Record<string, number>[];
+  text_offset: number[];
+}
+
+export interface CompletionChoice {
+  index: number;
+  text: string;
+  logprobs: CompletionLogprobs | null;
+  /** null in the stream's chunks but the last. */
+  finish_reason: FinishReason | null;
+}
+
+/** A completion, and (with stream: true) each of its chunks. */
+export interface Completion {
+  id: string;
+  object: "text_completion";
+  created: number;
+  model: string;
+  choices: CompletionChoice[];
+  usage?: CompletionUsage | null;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface ChatCompletions {
+  create(request: ChatCompletionCreateParamsStreaming, options?: RequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
+  create(request: ChatCompletionCreateParamsNonStreaming, options?: RequestOptions): Promise<ChatCompletion>;
+  create(request: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+}
+
+export interface Completions {
+  create(request: CompletionCreateParamsStreaming, options?: RequestOptions): Promise<AsyncIterable<Completion>>;
+  create(request: CompletionCreateParamsNonStreaming, options?: RequestOptions): Promise<Completion>;
+  create(request: CompletionCreateParams, options?: RequestOptions): Promise<Completion | AsyncIterable<Completion>>;
+}
