@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <ostream>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -99,6 +100,9 @@ struct ErrorCase {
     const char* schema;
     const char* message;  // the whole error message
 };
+
+// ctest lists a case by its name, not by its bytes.
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class JsonSchemaErrors : public ::testing::TestWithParam<ErrorCase> {};
 
