@@ -65,6 +65,7 @@ golden: native
 	    node scripts/golden/chat/make-chat-golden.mjs
 	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" \
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model
+	scripts/make-json-schema-golden
 
 clean:
 	rm -rf build
