@@ -95,6 +95,17 @@ TEST(JsonSchemaToGbnf, KeywordsForOtherValueKindsAreAccepted) {
     EXPECT_NO_THROW(json_schema_to_gbnf(R"({"type": "boolean", "minItems": 1, "properties": {}})"));
 }
 
+// "type" beside anyOf is not enforced by the conversion: accepted only where
+// every alternative produces that type anyway.
+TEST(JsonSchemaToGbnf, TypeBesideAnyOfOnlyWhenEveryAlternativeHasIt) {
+    EXPECT_NO_THROW(json_schema_to_gbnf(
+        R"({"type": "object", "anyOf": [{"properties": {"a": {}}}, {"$ref": "#/$defs/b"}], "$defs": {"b": {"type": "object"}}})"));
+    // Untyped alternatives other than objects and arrays are not certain.
+    EXPECT_THROW(json_schema_to_gbnf(R"({"type": "string", "oneOf": [{"type": "string"}, {"format": "date"}]})"), Error);
+    EXPECT_THROW(json_schema_to_gbnf(R"({"type": "string", "oneOf": [{"type": "string"}, {"enum": [1]}]})"), Error);
+    EXPECT_THROW(json_schema_to_gbnf(R"({"type": "integer", "anyOf": [{"type": "integer"}]})"), Error);
+}
+
 struct ErrorCase {
     const char* name;
     const char* schema;

@@ -212,10 +212,16 @@ private:
         }
         if (schema.contains("oneOf") || schema.contains("anyOf")) {
             const char* key = schema.contains("oneOf") ? "oneOf" : "anyOf";
-            check_keywords(schema, pointer, {key}, Kind::Any);
             const Json& alternatives = schema.at(key);
             if (!alternatives.is_array() || alternatives.empty()) {
                 fail(pointer, std::string("'") + key + "' must be a non-empty array");
+            }
+            // The alternatives alone decide the value: a "type" beside them
+            // is accepted where every alternative produces that type anyway.
+            if (type.is_string() && all_alternatives_are(alternatives, type.get<std::string>())) {
+                check_keywords(schema, pointer, {key, "type"}, Kind::Any);
+            } else {
+                check_keywords(schema, pointer, {key}, Kind::Any);
             }
             std::vector<SchemaAt> alts;
             for (size_t i = 0; i < alternatives.size(); ++i) {
@@ -292,6 +298,52 @@ private:
         const std::string t = type.get<std::string>();
         check_keywords(schema, pointer, {"type"}, kind_of_type(t));
         return add_fixed(rule_name == "root" ? "root" : t, t);
+    }
+
+    // Whether each alternative certainly produces values of JSON type `type`
+    // (following local $refs; unknown counts as no).
+    bool all_alternatives_are(const Json& alternatives, const std::string& type) {
+        if (type == "integer") return false;  // a "number" alternative could produce 1.5
+        const Kind wanted = kind_of_type(type);
+        for (const Json& alt : alternatives) {
+            if (produced_kind(alt, 0) != wanted) return false;
+        }
+        return true;
+    }
+
+    Kind produced_kind(const Json& schema, int depth) {
+        if (!schema.is_object() || depth > 16) return Kind::Any;
+        if (schema.contains("$ref")) {
+            const Json& ref = schema.at("$ref");
+            if (!ref.is_string() || ref.get<std::string>().rfind("#/", 0) != 0) return Kind::Any;
+            std::string target_pointer;
+            try {
+                return produced_kind(ref_target(ref, "", &target_pointer), depth + 1);
+            } catch (const Error&) {
+                return Kind::Any;  // reported where the reference is visited
+            }
+        }
+        for (const char* key : {"oneOf", "anyOf"}) {
+            if (!schema.contains(key)) continue;
+            const Json& alts = schema.at(key);
+            if (!alts.is_array() || alts.empty()) return Kind::Any;
+            const Kind first = produced_kind(alts[0], depth + 1);
+            for (const Json& alt : alts) {
+                if (produced_kind(alt, depth + 1) != first) return Kind::Any;
+            }
+            return first;
+        }
+        if (schema.contains("const") || schema.contains("enum")) return Kind::Any;
+        const Json type = schema.contains("type") ? schema.at("type") : Json();
+        if (type.is_string()) return kind_of_type(type.get<std::string>());
+        if (!type.is_null()) return Kind::Any;
+        const bool closed_additional =
+            schema.contains("additionalProperties") && schema.at("additionalProperties") != Json(true);
+        if (schema.contains("properties") || closed_additional || schema.empty()) {
+            return Kind::Object;
+        }
+        if (schema.contains("items") || schema.contains("prefixItems")) return Kind::Array;
+        return Kind::Any;
     }
 
     static bool is_uuid_format(const std::string& format) {
@@ -608,9 +660,9 @@ private:
             rule += " space \"]\"";
             return add_rule(rule_name, rule);
         }
-        if (std::string(key) == "prefixItems") fail(pointer, "'prefixItems' must be an array");
-        check_keywords(schema, pointer, {"type", "items", "minItems", "maxItems"}, Kind::Array);
-        const std::string item_rule = visit(items, prefix + "item", child_pointer(pointer, "items"));
+        // A single prefixItems schema (not JSON Schema, but llama.cpp reads it) is every item's schema.
+        check_keywords(schema, pointer, {"type", key, "minItems", "maxItems"}, Kind::Array);
+        const std::string item_rule = visit(items, prefix + "item", child_pointer(pointer, key));
         const int min = schema.contains("minItems") ? count_keyword(schema, "minItems", pointer) : 0;
         const int max = schema.contains("maxItems") ? count_keyword(schema, "maxItems", pointer) : kNoMaxCount;
         if (min > max) fail(pointer, "'minItems' is greater than 'maxItems'");
