@@ -68,6 +68,7 @@ golden: native
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model
 	SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model --large
+	scripts/make-json-schema-golden
 
 clean:
 	rm -rf build
