@@ -69,6 +69,9 @@ struct GenerateOptions {
     int max_tokens = 256;
     SamplingParams sampling;
     bool ignore_eos = false;  // keep going past end-of-generation tokens
+    // A GBNF grammar (llama.cpp's format) the output must follow; "": none.
+    // A malformed grammar makes start()/generate() throw smolinfer::Error.
+    std::string grammar;
 };
 
 // One step of streamed output. `text` is whole UTF-8 characters only: bytes
@@ -80,7 +83,8 @@ struct TokenEvent {
 };
 using TokenCallback = std::function<bool(const TokenEvent&)>;  // return false to stop
 
-enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped };
+// GrammarExhausted: the grammar allows no token (not even end-of-generation).
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped, GrammarExhausted };
 const char* stop_reason_name(StopReason r);
 
 struct GenerationStats {

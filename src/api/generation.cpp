@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "api/session_impl.h"
+#include "grammar/matcher.h"
 #include "sample/sampler.h"
 #include "text/detokenizer.h"
 
@@ -13,6 +14,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Pieces as llama.cpp's grammar sampler reads them: token_to_piece with
+// control tokens rendered as their text.
+std::shared_ptr<const grammar::TokenTable> grammar_tokens(Session::Impl& s) {
+    if (!s.grammar_tokens) {
+        const int n = int(s.vocab.size());
+        std::vector<std::string> pieces(static_cast<size_t>(n));
+        std::vector<uint8_t> eog(static_cast<size_t>(n), 0);
+        for (int id = 0; id < n; ++id) {
+            pieces[size_t(id)] = text::token_piece(s.vocab, id, true);
+            eog[size_t(id)] = s.vocab.is_end_of_generation(id) ? 1 : 0;
+        }
+        s.grammar_tokens = std::make_shared<const grammar::TokenTable>(std::move(pieces), std::move(eog));
+    }
+    return s.grammar_tokens;
+}
 
 }  // namespace
 
@@ -25,6 +42,7 @@ struct Generation::State {
     GenerationStats stats;
     std::string piece;  // the text of the last event
     bool done = false;
+    std::unique_ptr<grammar::Matcher> grammar;  // null: unconstrained
 
     State(Session::Impl& session, const GenerateOptions& o, const SamplingParams& sampling)
         : s(session), options(o), sampler(sampling, session.info.n_vocab), decoder(session.vocab) {}
@@ -47,8 +65,15 @@ struct Generation::State {
         };
         if (s.stop_requested.load()) return timed(finish(StopReason::Stopped));
         if (stats.generated_tokens == options.max_tokens) return timed(finish(StopReason::MaxTokens));
-        const TokenId tok = sampler.sample(logits);
+        std::span<const uint64_t> allowed;
+        if (grammar) {
+            // With ignore_eos a complete grammar leaves nothing to generate.
+            allowed = grammar->allowed(!options.ignore_eos);
+            if (!grammar->any_allowed()) return timed(finish(StopReason::GrammarExhausted));
+        }
+        const TokenId tok = sampler.sample(logits, allowed);
         if (!options.ignore_eos && s.vocab.is_end_of_generation(tok)) return timed(finish(StopReason::EndOfGeneration));
+        if (grammar) grammar->accept(tok);
         sampler.accept(tok);
         stats.tokens.push_back(tok);
         stats.generated_tokens++;
@@ -92,12 +117,18 @@ std::unique_ptr<Generation> Session::start(std::span<const TokenId> prompt, cons
         throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens but the context holds " +
                     std::to_string(s.forward.n_ctx()) + " (use a larger context, -c)");
     }
+    // A bad grammar is reported before anything is evaluated.
+    std::unique_ptr<grammar::Matcher> matcher;
+    if (!options.grammar.empty()) {
+        matcher = std::make_unique<grammar::Matcher>(grammar::parse_grammar(options.grammar), grammar_tokens(s));
+    }
     s.stop_requested.store(false);
 
     // The penalty cannot look further back than the context holds.
     SamplingParams sampling = options.sampling;
     sampling.repeat_last_n = std::min(sampling.repeat_last_n, s.forward.n_ctx());
     auto state = std::make_unique<Generation::State>(s, options, sampling);
+    state->grammar = std::move(matcher);
     GenerationStats& st = state->stats;
     st.prompt_tokens = int(prompt.size());
     st.stop = StopReason::MaxTokens;

@@ -24,6 +24,7 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::MaxTokens: return "length";
         case StopReason::ContextFull: return "context";
         case StopReason::Stopped: return "stopped";
+        case StopReason::GrammarExhausted: return "grammar";
     }
     return "unknown";
 }

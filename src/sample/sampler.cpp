@@ -65,7 +65,7 @@ void Sampler::normalize() {
     for (Candidate& c : cand_) c.p /= sum;
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
+int32_t Sampler::sample(std::span<const float> logits, std::span<const uint64_t> allowed) {
     if (logits.size() != seen_.size()) {
         throw Error("sampler: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
                     std::to_string(seen_.size()));
@@ -77,6 +77,12 @@ int32_t Sampler::sample(std::span<const float> logits) {
     for (size_t i = 0; i < logits.size(); ++i) {
         const float l = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
         cand_.push_back({int32_t(i), l, 0.0f});
+    }
+    if (!allowed.empty()) {
+        if (allowed.size() * 64 < logits.size()) throw Error("sampler: the allowed-token mask is shorter than the vocabulary");
+        for (Candidate& c : cand_) {
+            if (!((allowed[size_t(c.id) / 64] >> (size_t(c.id) % 64)) & 1)) c.logit = -std::numeric_limits<float>::infinity();
+        }
     }
     apply_repeat_penalty();
 

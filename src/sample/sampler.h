@@ -17,8 +17,11 @@ class Sampler {
 public:
     Sampler(const SamplingParams& params, int n_vocab);
 
-    // Chooses a token; does not record it (see accept).
-    int32_t sample(std::span<const float> logits);
+    // Chooses a token; does not record it (see accept). `allowed`, when not
+    // empty, is a bitset over the vocabulary (bit i of word i/64): the other
+    // tokens are treated as logit -inf (a grammar's constraint); at least one
+    // token must be allowed.
+    int32_t sample(std::span<const float> logits, std::span<const uint64_t> allowed = {});
 
     // Records a token (prompt or generated) for the repetition penalty.
     void accept(int32_t token);
