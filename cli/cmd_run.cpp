@@ -20,6 +20,8 @@ struct RunFlags {
     int64_t seed = -1;
     bool chat = false;
     bool json = false;
+    std::string grammar_file;
+    std::string grammar;  // its text, read before the model is opened
 };
 
 int run(const RunFlags& f) {
@@ -43,6 +45,7 @@ int run(const RunFlags& f) {
     opts.sampling.seed = f.seed >= 0 ? uint64_t(f.seed) : uint64_t(std::random_device{}());
     // -1: until end of generation or a full context.
     opts.max_tokens = f.n_predict >= 0 ? f.n_predict : session->context();
+    opts.grammar = f.grammar;
 
     std::string text;
     const auto stats = session->generate(prompt, opts, [&](const TokenEvent& e) {
@@ -98,8 +101,18 @@ Action add_run(CLI::App& app) {
     app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
     app.add_option("--system", f->system, "system message for --chat (default: the template's own)");
     app.add_flag("--json", f->json, "print {\"prompt_ids\",\"ids\",\"text\"} instead of streaming");
+    app.add_option("--grammar-file", f->grammar_file,
+                   "constrain the output to a GBNF grammar (llama.cpp's format, start rule 'root')");
     return [f] {
         if (!f->system.empty() && !f->chat) throw Error("--system needs --chat");
+        if (!f->grammar_file.empty()) {
+            try {
+                f->grammar = read_file(f->grammar_file);
+            } catch (const Error& e) {
+                throw Error(std::string("--grammar-file: ") + e.what());
+            }
+            if (f->grammar.empty()) throw Error("--grammar-file: '" + f->grammar_file + "' is empty");
+        }
         f->sampling.validate();
         return run(*f);
     };
