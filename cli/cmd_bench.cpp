@@ -22,6 +22,9 @@ struct BenchFlags {
     int n_gen = 128;
     int reps = 3;
     bool json = false;
+    std::string grammar_file;
+    std::string grammar;
+    std::string grammar_prompt = "Describe three countries (name, capital, population, languages) as one JSON object.";
 };
 
 double median(std::vector<double> v) {
@@ -30,9 +33,44 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+struct GrammarSpeed {
+    double constrained_tps = 0;    // median decode tokens/s (forward pass + sampling) under the grammar
+    double unconstrained_tps = 0;  // the same prompt and token count without it
+    int tokens = 0;                // tokens the constrained runs generated
+};
+
+// Decode speed of real generations (sampling included) with and without the
+// grammar: greedy on a chat prompt, the unconstrained run as long as the
+// constrained one.
+GrammarSpeed measure_grammar(Session& session, const BenchFlags& f) {
+    const auto prompt = session.tokenize_chat({{"user", f.grammar_prompt}});
+    GenerateOptions constrained;
+    constrained.max_tokens = f.n_gen;
+    constrained.sampling.temperature = 0.0f;
+    constrained.grammar = f.grammar;
+    std::vector<double> with, without;
+    GrammarSpeed out;
+    for (int r = 0; r < f.reps; ++r) {
+        session.reset();
+        const GenerationStats c = session.generate(prompt, constrained, nullptr);
+        GenerateOptions plain = constrained;
+        plain.grammar.clear();
+        plain.ignore_eos = true;
+        plain.max_tokens = std::max(2, c.generated_tokens);
+        session.reset();
+        const GenerationStats u = session.generate(prompt, plain, nullptr);
+        with.push_back(c.decode_tps());
+        without.push_back(u.decode_tps());
+        out.tokens = c.generated_tokens;
+    }
+    out.constrained_tps = median(with);
+    out.unconstrained_tps = median(without);
+    return out;
+}
+
 int run(const BenchFlags& f) {
     ModelFlags mf = f.model;
-    mf.context = std::max(f.n_prompt, f.n_gen) + 1;
+    mf.context = std::max(f.n_prompt, f.n_gen) + 1 + (f.grammar.empty() ? 0 : 256);
     auto session = mf.open(std::max(1, f.n_prompt));
     const int n_vocab = session->info().n_vocab;
 
@@ -72,6 +110,7 @@ int run(const BenchFlags& f) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     const uint64_t peak_rss = uint64_t(usage.ru_maxrss) * 1024;
+    const GrammarSpeed gs = f.grammar.empty() ? GrammarSpeed{} : measure_grammar(*session, f);
     const double pp_tps = pp.empty() ? 0 : median(pp);
     const double tg_tps = tg.empty() ? 0 : median(tg);
     if (f.json) {
@@ -87,12 +126,24 @@ int run(const BenchFlags& f) {
         j["decode_tps_runs"] = tg;
         j["peak_rss_bytes"] = peak_rss;
         j["state_bytes"] = session->memory_bytes();
+        if (!f.grammar.empty()) {
+            j["grammar_file"] = f.grammar_file;
+            j["grammar_tokens"] = gs.tokens;
+            j["grammar_decode_tps"] = gs.constrained_tps;
+            j["grammar_unconstrained_decode_tps"] = gs.unconstrained_tps;
+            j["grammar_ratio"] = gs.unconstrained_tps > 0 ? gs.constrained_tps / gs.unconstrained_tps : 0;
+        }
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model: %s (%s)\nthreads: %d\n", f.model.model.c_str(), session->info().weight_types.c_str(),
                     session->threads());
         if (f.n_prompt > 0) std::printf("pp%d: %.1f tok/s (median of %d)\n", f.n_prompt, pp_tps, f.reps);
         if (f.n_gen > 0) std::printf("tg%d: %.1f tok/s (median of %d)\n", f.n_gen, tg_tps, f.reps);
+        if (!f.grammar.empty()) {
+            std::printf("grammar %s: %.1f tok/s constrained, %.1f tok/s without, ratio %.3f (%d tokens, median of %d)\n",
+                        f.grammar_file.c_str(), gs.constrained_tps, gs.unconstrained_tps,
+                        gs.unconstrained_tps > 0 ? gs.constrained_tps / gs.unconstrained_tps : 0, gs.tokens, f.reps);
+        }
         std::printf("peak RSS: %.1f MiB (KV cache and scratch %.1f MiB; weights mapped from the file)\n",
                     double(peak_rss) / (1 << 20), double(session->memory_bytes()) / (1 << 20));
     }
@@ -108,7 +159,20 @@ Action add_bench(CLI::App& app) {
     app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 4096));
     app.add_option("-r,--repetitions", f->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_flag("--json", f->json, "print one JSON object");
-    return [f] { return run(*f); };
+    app.add_option("--grammar-file", f->grammar_file,
+                   "also measure generation under this GBNF grammar against the same generation without it");
+    app.add_option("--grammar-prompt", f->grammar_prompt, "chat prompt for the grammar measurement")->capture_default_str();
+    return [f] {
+        if (!f->grammar_file.empty()) {
+            try {
+                f->grammar = read_file(f->grammar_file);
+            } catch (const Error& e) {
+                throw Error(std::string("--grammar-file: ") + e.what());
+            }
+            if (f->grammar.empty()) throw Error("--grammar-file: '" + f->grammar_file + "' is empty");
+        }
+        return run(*f);
+    };
 }
 
 }  // namespace smolinfer::cli

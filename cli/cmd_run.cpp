@@ -21,6 +21,10 @@ struct RunFlags {
     bool chat = false;
     bool json = false;
     std::vector<std::string> stop;
+    std::string grammar_file;
+    std::string grammar;  // its text, read before the model is opened
+    std::string json_schema_file;
+    std::string json_schema;  // its text, read before the model is opened
 };
 
 int run(const RunFlags& f) {
@@ -45,6 +49,8 @@ int run(const RunFlags& f) {
     // -1: until end of generation or a full context.
     opts.max_tokens = f.n_predict >= 0 ? f.n_predict : session->context();
     opts.stop = f.stop;
+    opts.grammar = f.grammar;
+    opts.json_schema = f.json_schema;
 
     std::string text;
     const auto stats = session->generate(prompt, opts, [&](const TokenEvent& e) {
@@ -109,8 +115,28 @@ Action add_run(CLI::App& app) {
     app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
     app.add_option("--system", f->system, "system message for --chat (default: the template's own)");
     app.add_flag("--json", f->json, "print {\"prompt_ids\",\"ids\",\"text\"} instead of streaming");
+    app.add_option("--grammar-file", f->grammar_file,
+                   "constrain the output to a GBNF grammar (llama.cpp's format, start rule 'root')");
+    app.add_option("--json-schema", f->json_schema_file,
+                   "constrain the output to JSON valid under this JSON Schema file (as llama.cpp converts it)");
     return [f] {
         if (!f->system.empty() && !f->chat) throw Error("--system needs --chat");
+        if (!f->grammar_file.empty() && !f->json_schema_file.empty()) {
+            throw Error("--grammar-file and --json-schema: give one of them");
+        }
+        // Read before the model is opened, so that a bad path fails fast.
+        const auto read_option_file = [](const char* option, const std::string& path) {
+            std::string text;
+            try {
+                text = read_file(path);
+            } catch (const Error& e) {
+                throw Error(std::string(option) + ": " + e.what());
+            }
+            if (text.empty()) throw Error(std::string(option) + ": '" + path + "' is empty");
+            return text;
+        };
+        if (!f->grammar_file.empty()) f->grammar = read_option_file("--grammar-file", f->grammar_file);
+        if (!f->json_schema_file.empty()) f->json_schema = read_option_file("--json-schema", f->json_schema_file);
         f->sampling.validate();
         return run(*f);
     };

@@ -78,6 +78,13 @@ struct GenerateOptions {
     // alternatives. Off: nothing is computed or stored.
     bool logprobs = false;
     int top_logprobs = 0;
+    // A GBNF grammar (llama.cpp's format) the output must follow; "": none.
+    // A malformed grammar makes start()/generate() throw smolinfer::Error.
+    std::string grammar;
+    // A JSON Schema (text) the output must follow, turned into a grammar as
+    // llama.cpp's json-schema-to-grammar does; "": none. An unsupported
+    // keyword makes start()/generate() throw, naming it. Not with `grammar`.
+    std::string json_schema;
 };
 
 // One step of streamed output. `text` is whole UTF-8 characters only: bytes
@@ -94,8 +101,10 @@ struct TokenEvent {
 };
 using TokenCallback = std::function<bool(const TokenEvent&)>;  // return false to stop
 
-// Names (stop_reason_name): "eos", "length", "context", "stopped", "stop".
-enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped, StopString };
+// Names (stop_reason_name): "eos", "length", "context", "stopped", "stop",
+// "grammar". GrammarExhausted: the grammar allows no token (not even
+// end-of-generation).
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Stopped, StopString, GrammarExhausted };
 const char* stop_reason_name(StopReason r);
 
 struct GenerationStats {

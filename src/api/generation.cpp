@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "api/session_impl.h"
+#include "grammar/json_schema_to_gbnf.h"
+#include "grammar/matcher.h"
 #include "sample/sampler.h"
 #include "text/detokenizer.h"
 #include "text/stop_strings.h"
@@ -14,6 +16,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Pieces as llama.cpp's grammar sampler reads them: token_to_piece with
+// control tokens rendered as their text.
+std::shared_ptr<const grammar::TokenTable> grammar_tokens(Session::Impl& s) {
+    if (!s.grammar_tokens) {
+        const int n = int(s.vocab.size());
+        std::vector<std::string> pieces(static_cast<size_t>(n));
+        std::vector<uint8_t> eog(static_cast<size_t>(n), 0);
+        for (int id = 0; id < n; ++id) {
+            pieces[size_t(id)] = text::token_piece(s.vocab, id, true);
+            eog[size_t(id)] = s.vocab.is_end_of_generation(id) ? 1 : 0;
+        }
+        s.grammar_tokens = std::make_shared<const grammar::TokenTable>(std::move(pieces), std::move(eog));
+    }
+    return s.grammar_tokens;
+}
 
 }  // namespace
 
@@ -27,6 +45,7 @@ struct Generation::State {
     GenerationStats stats;
     std::string piece;  // the text of the last event
     bool done = false;
+    std::unique_ptr<grammar::Matcher> grammar;  // null: unconstrained
 
     State(Session::Impl& session, const GenerateOptions& o, const SamplingParams& sampling)
         : s(session), options(o), sampler(sampling, session.info.n_vocab), decoder(session.vocab), stops(o.stop) {}
@@ -60,10 +79,10 @@ struct Generation::State {
         return TokenEvent{-1, piece};
     }
 
-    TokenId sample() {
-        if (!options.logprobs) return sampler.sample(logits);
+    TokenId sample(std::span<const uint64_t> allowed) {
+        if (!options.logprobs) return sampler.sample(logits, allowed);
         stats.logprobs.emplace_back();
-        return sampler.sample(logits, options.top_logprobs, stats.logprobs.back());
+        return sampler.sample(logits, allowed, options.top_logprobs, stats.logprobs.back());
     }
 
     std::optional<TokenEvent> next() {
@@ -75,11 +94,18 @@ struct Generation::State {
         };
         if (s.stop_requested.load()) return timed(finish(StopReason::Stopped));
         if (stats.generated_tokens == options.max_tokens) return timed(finish(StopReason::MaxTokens));
-        const TokenId tok = sample();
+        std::span<const uint64_t> allowed;
+        if (grammar) {
+            // With ignore_eos a complete grammar leaves nothing to generate.
+            allowed = grammar->allowed(!options.ignore_eos);
+            if (!grammar->any_allowed()) return timed(finish(StopReason::GrammarExhausted));
+        }
+        const TokenId tok = sample(allowed);
         if (!options.ignore_eos && s.vocab.is_end_of_generation(tok)) {
             if (options.logprobs) stats.logprobs.pop_back();  // not a generated token
             return timed(finish(StopReason::EndOfGeneration));
         }
+        if (grammar) grammar->accept(tok);
         const TokenLogprobs* lp = options.logprobs ? &stats.logprobs.back() : nullptr;
         sampler.accept(tok);
         stats.tokens.push_back(tok);
@@ -128,12 +154,21 @@ std::unique_ptr<Generation> Session::start(std::span<const TokenId> prompt, cons
         throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens but the context holds " +
                     std::to_string(s.forward.n_ctx()) + " (use a larger context, -c)");
     }
+    // A bad grammar is reported before anything is evaluated.
+    if (!options.grammar.empty() && !options.json_schema.empty()) {
+        throw Error("bad option: give a grammar or a JSON schema, not both");
+    }
+    const std::string gbnf =
+        options.json_schema.empty() ? options.grammar : grammar::json_schema_to_gbnf(options.json_schema);
+    std::unique_ptr<grammar::Matcher> matcher;
+    if (!gbnf.empty()) matcher = std::make_unique<grammar::Matcher>(grammar::parse_grammar(gbnf), grammar_tokens(s));
     s.stop_requested.store(false);
 
     // The penalty cannot look further back than the context holds.
     SamplingParams sampling = options.sampling;
     sampling.repeat_last_n = std::min(sampling.repeat_last_n, s.forward.n_ctx());
     auto state = std::make_unique<Generation::State>(s, options, sampling);
+    state->grammar = std::move(matcher);
     GenerationStats& st = state->stats;
     st.prompt_tokens = int(prompt.size());
     st.stop = StopReason::MaxTokens;

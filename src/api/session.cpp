@@ -25,6 +25,7 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::ContextFull: return "context";
         case StopReason::Stopped: return "stopped";
         case StopReason::StopString: return "stop";
+        case StopReason::GrammarExhausted: return "grammar";
     }
     return "unknown";
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/matcher.h"
 #include "model/llama.h"
 #include "runtime/thread_pool.h"
 #include "smolinfer/session.h"
@@ -27,6 +28,8 @@ struct Session::Impl {
     model::Forward forward;
     std::vector<TokenId> sequence;  // tokens whose keys and values are in the cache
     std::atomic<bool> stop_requested{false};
+    // The vocabulary as grammars see it, built by the first generation with a grammar.
+    std::shared_ptr<const grammar::TokenTable> grammar_tokens;
 
     Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOptions& o, int n_ctx);
 

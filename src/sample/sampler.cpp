@@ -127,13 +127,17 @@ void Sampler::log_softmax(int32_t chosen, int top_n, bool sorted, TokenLogprobs&
     for (size_t i = 0; i < n; ++i) out.top.push_back({cand_[i].id, logprob(cand_[i].logit)});
 }
 
-int32_t Sampler::sample(std::span<const float> logits) { return choose(logits, 0, nullptr); }
-
-int32_t Sampler::sample(std::span<const float> logits, int top_n, TokenLogprobs& out) {
-    return choose(logits, top_n, &out);
+int32_t Sampler::sample(std::span<const float> logits, std::span<const uint64_t> allowed) {
+    return choose(logits, allowed, 0, nullptr);
 }
 
-int32_t Sampler::choose(std::span<const float> logits, int top_n, TokenLogprobs* out) {
+int32_t Sampler::sample(std::span<const float> logits, std::span<const uint64_t> allowed, int top_n,
+                        TokenLogprobs& out) {
+    return choose(logits, allowed, top_n, &out);
+}
+
+int32_t Sampler::choose(std::span<const float> logits, std::span<const uint64_t> allowed, int top_n,
+                        TokenLogprobs* out) {
     if (logits.size() != counts_.size()) {
         throw Error("sampler: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
                     std::to_string(counts_.size()));
@@ -145,6 +149,14 @@ int32_t Sampler::choose(std::span<const float> logits, int top_n, TokenLogprobs*
     for (size_t i = 0; i < logits.size(); ++i) {
         const float l = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
         cand_.push_back({int32_t(i), l, 0.0f});
+    }
+    // Tokens the grammar rules out never compete: masked before the bias and
+    // the penalties (llama.cpp applies the grammar to the same effect).
+    if (!allowed.empty()) {
+        if (allowed.size() * 64 < logits.size()) throw Error("sampler: the allowed-token mask is shorter than the vocabulary");
+        for (Candidate& c : cand_) {
+            if (!((allowed[size_t(c.id) / 64] >> (size_t(c.id) % 64)) & 1)) c.logit = -std::numeric_limits<float>::infinity();
+        }
     }
     apply_logit_bias();
     apply_penalties();

@@ -19,13 +19,16 @@ public:
     // Throws smolinfer::Error for bad parameters or a logit-bias id outside 0..n_vocab-1.
     Sampler(const SamplingParams& params, int n_vocab);
 
-    // Chooses a token; does not record it (see accept).
-    int32_t sample(std::span<const float> logits);
+    // Chooses a token; does not record it (see accept). `allowed`, when not
+    // empty, is a bitset over the vocabulary (bit i of word i/64): the other
+    // tokens are treated as logit -inf (a grammar's constraint); at least one
+    // token must be allowed.
+    int32_t sample(std::span<const float> logits, std::span<const uint64_t> allowed = {});
 
     // The same choice, and the log-probabilities of the distribution it was
     // drawn from (see TokenLogprobs): the chosen token's and the `top_n`
     // most likely (fewer when fewer tokens remain).
-    int32_t sample(std::span<const float> logits, int top_n, TokenLogprobs& out);
+    int32_t sample(std::span<const float> logits, std::span<const uint64_t> allowed, int top_n, TokenLogprobs& out);
 
     // Records a token (prompt or generated) for the penalties.
     void accept(int32_t token);
@@ -38,7 +41,7 @@ private:
         float logit;
         float p;
     };
-    int32_t choose(std::span<const float> logits, int top_n, TokenLogprobs* out);
+    int32_t choose(std::span<const float> logits, std::span<const uint64_t> allowed, int top_n, TokenLogprobs* out);
     void apply_logit_bias();
     void apply_penalties();
     void normalize();  // fills p from logits over the current candidates
