@@ -415,18 +415,35 @@ test("bad requests are bad_input errors naming the field", async () => {
   await assert.rejects(chatCreate({ messages: hello, logit_bias: { 49152: 5 } }), (e) => e.code === "bad_input" && /logit bias token id 49152/.test(e.message));
 });
 
-// TODO(lead-merge): once the grammar and schema branches are merged, these
-// produce constrained output; until then the engine says they are missing.
-test("grammar and response_format reach the engine", async () => {
-  await assert.rejects(chatCreate({ messages: hello, grammar: 'root ::= "yes"' }), /grammar-constrained output \(grammar\) is not available/);
+// The grammar and the schema constrain the output in the engine itself.
+test("grammar and response_format constrain the output", async () => {
+  const yes = await chatCreate({ messages: hello, grammar: 'root ::= "yes" | "no"', temperature: 0, max_tokens: 8 });
+  assert.ok(["yes", "no"].includes(yes.choices[0].message.content), yes.choices[0].message.content);
+  assert.equal(yes.choices[0].finish_reason, "stop");
+  const schema = { type: "object", properties: { city: { type: "string", maxLength: 20 }, population: { type: "integer" } }, required: ["city", "population"], additionalProperties: false };
+  const c = await chatCreate({
+    messages: [{ role: "user", content: "Name a city and its population as JSON." }],
+    response_format: { type: "json_schema", json_schema: { name: "city", schema } },
+    temperature: 0,
+    max_tokens: 64,
+  });
+  const value = JSON.parse(c.choices[0].message.content);
+  assert.deepEqual(Object.keys(value).sort(), ["city", "population"]);
+  assert.equal(typeof value.city, "string");
+  assert.ok(Number.isInteger(value.population));
+  const o = await chatCreate({ messages: hello, response_format: { type: "json_object" }, temperature: 0, max_tokens: 48 });
+  assert.equal(o.choices[0].finish_reason, "stop", o.choices[0].message.content);
+  const parsed = JSON.parse(o.choices[0].message.content);
+  assert.ok(parsed !== null && typeof parsed === "object" && !Array.isArray(parsed));
+  // Engine-side errors arrive as bad_input naming the problem.
+  await assert.rejects(chatCreate({ messages: hello, grammar: "root ::= [a-" }), (e) => e.code === "bad_input" && /grammar: line 1/.test(e.message));
   await assert.rejects(
-    chatCreate({ messages: hello, response_format: { type: "json_schema", json_schema: { name: "a", schema: { type: "object" } } } }),
-    /JSON-schema output \(response_format\) is not available/,
+    chatCreate({ messages: hello, response_format: { type: "json_schema", json_schema: { name: "a", schema: { not: {} } } } }),
+    (e) => e.code === "bad_input" && /unsupported keyword 'not'/.test(e.message),
   );
-  await assert.rejects(chatCreate({ messages: hello, response_format: { type: "json_object" } }), /not available/);
   // type "text" is plain output.
-  const c = await chatCreate({ messages: hello, max_tokens: 2, temperature: 0, response_format: { type: "text" } });
-  assert.equal(c.usage.completion_tokens, 2);
+  const t = await chatCreate({ messages: hello, max_tokens: 2, temperature: 0, response_format: { type: "text" } });
+  assert.equal(t.usage.completion_tokens, 2);
 });
 
 test("a signal aborts a request, before it starts and mid-stream", async () => {

@@ -146,16 +146,11 @@ test("the page's JSON output switch sends the schema box as response_format", { 
   assert.equal(sent[0].stream, true);
   const error = await page.textContent("#error");
   const json = await page.$$eval(".message.assistant pre.json", (n) => n.map((x) => x.textContent));
-  // TODO(lead-merge): with the grammar and schema branches merged, only the
-  // second case remains: the answer, pretty-printed, matching the schema.
-  if (/not available in this build/.test(error ?? "")) {
-    assert.deepEqual(json, []);
-  } else {
-    assert.equal(json.length, 1, `error: ${error}`);
-    const value = JSON.parse(json[0]);
-    assert.deepEqual(Object.keys(value).sort(), ["answer", "confidence", "keywords"]);
-    assert.equal(json[0], JSON.stringify(value, null, 2));
-  }
+  // The answer, pretty-printed, matching the schema.
+  assert.equal(json.length, 1, `error: ${error}`);
+  const value = JSON.parse(json[0]);
+  assert.deepEqual(Object.keys(value).sort(), ["answer", "confidence", "keywords"]);
+  assert.equal(json[0], JSON.stringify(value, null, 2));
   // A schema that is not JSON is named on the page, nothing is sent.
   await page.fill("#schema", "{ nope");
   await page.fill("#prompt", "Again?");

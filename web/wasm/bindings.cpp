@@ -173,15 +173,8 @@ public:
             o.stop = strings_option(options, "stop");
             o.logprobs = option<bool>(options, "logprobs", false);
             o.top_logprobs = option<int>(options, "topLogprobs", 0);
-            // TODO(lead-merge): GenerateOptions::grammar (GBNF) and the JSON
-            // schema field come with the grammar and schema branches; pass
-            // these two strings into them then.
-            if (!option<std::string>(options, "grammar", "").empty()) {
-                return error("grammar-constrained output (grammar) is not available in this build");
-            }
-            if (!option<std::string>(options, "jsonSchema", "").empty()) {
-                return error("JSON-schema output (response_format) is not available in this build");
-            }
+            o.grammar = option<std::string>(options, "grammar", "");
+            o.json_schema = option<std::string>(options, "jsonSchema", "");
             const auto ids = ids_from(prompt_ids);
             generation_ = session_->start(ids, o);
             return stats_object(generation_->stats());
