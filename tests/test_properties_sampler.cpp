@@ -544,7 +544,7 @@ TEST(SamplerProperties, LogprobsAreADistributionHoldingTheChoice) {
         Sampler with = make(c);
         for (int d = 0; d < 5; ++d) {
             TokenLogprobs lp;
-            const int32_t id = with.sample(c.logits, int(c.logits.size()), lp);
+            const int32_t id = with.sample(c.logits, {}, int(c.logits.size()), lp);
             ASSERT_EQ(id, plain.sample(c.logits)) << describe(c, seed);
             ASSERT_EQ(lp.token, id);
             ASSERT_GT(lp.logprob, -INFINITY) << describe(c, seed);

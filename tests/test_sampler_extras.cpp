@@ -157,7 +157,7 @@ TEST(SamplerLogprobs, GreedyIsTheFullSoftmax) {
     // Probabilities 0.2, 0.5, 0.3 given as logits shifted by +7 (softmax ignores the shift).
     Sampler s(greedy(), 3);
     TokenLogprobs lp;
-    EXPECT_EQ(s.sample(logs({0.2, 0.5, 0.3}, 7.0), 2, lp), 1);
+    EXPECT_EQ(s.sample(logs({0.2, 0.5, 0.3}, 7.0), {}, 2, lp), 1);
     EXPECT_EQ(lp.token, 1);
     EXPECT_NEAR(lp.logprob, std::log(0.5), 1e-5);
     ASSERT_EQ(lp.top.size(), 2u);
@@ -166,12 +166,12 @@ TEST(SamplerLogprobs, GreedyIsTheFullSoftmax) {
     EXPECT_EQ(lp.top[1].token, 2);
     EXPECT_NEAR(lp.top[1].logprob, std::log(0.3), 1e-5);
     // More alternatives asked for than there are tokens: all of them.
-    EXPECT_EQ(s.sample(logs({0.2, 0.5, 0.3}), 20, lp), 1);
+    EXPECT_EQ(s.sample(logs({0.2, 0.5, 0.3}), {}, 20, lp), 1);
     ASSERT_EQ(lp.top.size(), 3u);
     EXPECT_EQ(lp.top[2].token, 0);
     EXPECT_NEAR(lp.top[2].logprob, std::log(0.2), 1e-5);
     // None asked for.
-    s.sample(logs({0.2, 0.5, 0.3}), 0, lp);
+    s.sample(logs({0.2, 0.5, 0.3}), {}, 0, lp);
     EXPECT_TRUE(lp.top.empty());
     EXPECT_NEAR(lp.logprob, std::log(0.5), 1e-5);
 }
@@ -182,7 +182,7 @@ TEST(SamplerLogprobs, GreedySeesTheBiasAndPenalties) {
     p.logit_bias = {{0, float(std::log(3.0))}, {2, -INFINITY}};
     Sampler s(p, 3);
     TokenLogprobs lp;
-    EXPECT_EQ(s.sample(std::vector<float>{0.0f, float(std::log(3.0)), 1.0f}, 3, lp), 0);
+    EXPECT_EQ(s.sample(std::vector<float>{0.0f, float(std::log(3.0)), 1.0f}, {}, 3, lp), 0);
     EXPECT_NEAR(lp.logprob, std::log(0.5), 1e-5);
     ASSERT_EQ(lp.top.size(), 3u);
     EXPECT_EQ(lp.top[0].token, 0);
@@ -203,7 +203,7 @@ TEST(SamplerLogprobs, SampledIsTheFilteredTemperedDistribution) {
     int seen[2] = {0, 0};
     for (int i = 0; i < 200; ++i) {
         TokenLogprobs lp;
-        const int32_t id = s.sample(logs({0.5, 0.3, 0.2}), 5, lp);
+        const int32_t id = s.sample(logs({0.5, 0.3, 0.2}), {}, 5, lp);
         ASSERT_TRUE(id == 0 || id == 1);
         seen[id]++;
         EXPECT_EQ(lp.token, id);
@@ -227,7 +227,7 @@ TEST(SamplerLogprobs, AskingDoesNotChangeTheDraw) {
     const std::vector<float> l = {0.1f, 1.0f, -0.5f, 0.7f, 0.7f, 2.0f, -3.0f, 0.0f};
     for (int i = 0; i < 300; ++i) {
         TokenLogprobs lp;
-        ASSERT_EQ(a.sample(l), b.sample(l, 3, lp));
+        ASSERT_EQ(a.sample(l), b.sample(l, {}, 3, lp));
     }
 }
 
