@@ -50,4 +50,8 @@ void chat_template_one(Bytes data);
 // valid, a sampler draws from random logits (and some NaN/inf ones).
 void sampler_one(Bytes data);
 
+// bytes -> GBNF text -> the grammar parser; when it parses, the matcher walks
+// a few allowed tokens of a small vocabulary (harness_grammar.cpp).
+void grammar_one(Bytes data);
+
 }  // namespace smolinfer::fuzz

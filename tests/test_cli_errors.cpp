@@ -106,6 +106,22 @@ TEST_F(CliErrors, RunSucceeds) {
     EXPECT_EQ(r.err.find("error"), std::string::npos);
 }
 
+TEST_F(CliErrors, GrammarFile) {
+    const std::string m = file(test::tiny_llama());
+    auto text_file = [&](const std::string& text) { return file(Bytes(text.begin(), text.end())); };
+    expect_error({"run", "-m", m, "-p", "hi", "--grammar-file", "/nonexistent/g.gbnf"},
+                 {"--grammar-file", "cannot read '/nonexistent/g.gbnf'"});
+    expect_error({"run", "-m", m, "-p", "hi", "--grammar-file", text_file("")}, {"--grammar-file", "is empty"});
+    expect_error({"run", "-m", m, "-p", "hi", "--grammar-file", text_file("root ::= [a-")},
+                 {"grammar: line 1, column 10: unterminated character class"});
+    // A grammar that allows one text: greedy or not, that is the output.
+    const Result r = run_cli({"run", "-m", m, "-p", "hello", "-n", "8", "-t", "1", "--seed", "3", "--json",
+                              "--grammar-file", text_file("root ::= \"ab\" \"c\"{2}\n")});
+    SCOPED_TRACE(describe({"run"}, r));
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("\"text\":\"abcc\""), std::string::npos);
+}
+
 // ------------------------------------------------------------------ bad GGUF files
 
 TEST_F(CliErrors, WrongMagic) {

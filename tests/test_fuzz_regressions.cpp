@@ -51,7 +51,7 @@ void PrintTo(const FuzzInput& in, std::ostream* os) { *os << in.path.string(); }
 std::vector<FuzzInput> inputs() {
     std::vector<FuzzInput> out;
     for (const char* root : {SMOLINFER_FUZZ_REGRESSIONS_DIR, SMOLINFER_FUZZ_CORPUS_DIR}) {
-        for (const char* target : {"fuzz_gguf", "fuzz_tokenizer", "fuzz_chat_template", "fuzz_sampler"}) {
+        for (const char* target : {"fuzz_gguf", "fuzz_tokenizer", "fuzz_chat_template", "fuzz_sampler", "fuzz_grammar"}) {
             const fs::path dir = fs::path(root) / target;
             if (!fs::is_directory(dir)) continue;
             std::vector<fs::path> files;
@@ -91,6 +91,7 @@ TEST_P(FuzzReplay, HarnessAcceptsInput) {
     if (in.target == "fuzz_tokenizer") harness = fuzz::tokenizer_one;
     if (in.target == "fuzz_chat_template") harness = fuzz::chat_template_one;
     if (in.target == "fuzz_sampler") harness = fuzz::sampler_one;
+    if (in.target == "fuzz_grammar") harness = fuzz::grammar_one;
     EXPECT_NO_THROW(harness(data));
 }
 

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,12 +23,12 @@
 namespace smolinfer {
 namespace {
 
-std::vector<std::string> golden_names() {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(test::golden_path("grammar"))) {
-        if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-    }
-    std::sort(names.begin(), names.end());
+// tests/golden/grammar/<name>.json, as scripts/golden/make-grammar-golden.mjs names them.
+const std::vector<std::string>& golden_names() {
+    static const std::vector<std::string> names = {
+        "accents", "any_char", "arithmetic", "chess", "cyrillic", "email", "emoji", "enum_sentence", "escapes",
+        "japanese", "json", "json_arr", "key_values", "list", "nested", "numbers", "repetition", "shared_prefix",
+        "yes_no"};
     return names;
 }
 
@@ -112,8 +111,6 @@ protected:
 
 std::unique_ptr<Session> GrammarGolden::session_;
 
-TEST_F(GrammarGolden, AtLeastFifteenGrammars) { EXPECT_GE(golden_names().size(), 15u); }
-
 // The real generate() loop: llama.cpp's tokens, or a divergence where its
 // two best allowed tokens were a near-tie. These goldens come from the
 // llama.cpp CPU backend the generating machine loads (source.cpu_backend:
@@ -121,7 +118,9 @@ TEST_F(GrammarGolden, AtLeastFifteenGrammars) { EXPECT_GE(golden_names().size(),
 // the other goldens (and so our arithmetic) follow; the tie bar is the
 // other goldens' (kNearTie there).
 TEST_F(GrammarGolden, GreedyTokensEqualLlamaCpp) {
-    constexpr double kNearTie = 0.01;
+    // The plain WebAssembly build's fast arithmetic moves log-probabilities
+    // further (its bar in test_golden_generation.cpp).
+    const double near_tie = test::fast_arithmetic() ? 0.35 : 0.01;
     Session& s = session();
     for (const std::string& name : golden_names()) {
         const nlohmann::json g = test::load_golden("grammar/" + name + ".json");
@@ -148,7 +147,7 @@ TEST_F(GrammarGolden, GreedyTokensEqualLlamaCpp) {
             const TokenId id = pair[0];
             if (id == ours || (ours == -1 && s.is_end_of_generation(id))) gap = top[0][1].get<double>() - pair[1].get<double>();
         }
-        EXPECT_LT(gap, kNearTie) << name << " diverges at token " << k << " (ours " << ours << ", llama.cpp "
+        EXPECT_LT(gap, near_tie) << name << " diverges at token " << k << " (ours " << ours << ", llama.cpp "
                                  << g["ids"][k] << "): not a near-tie among llama.cpp's allowed tokens; ours \""
                                  << s.detokenize(st.tokens) << "\" llama.cpp \"" << g["text"].get<std::string>() << "\"";
         std::printf("%s diverges at token %zu, a near-tie (llama.cpp's allowed %.4f apart)\n", name.c_str(), k, gap);

@@ -68,6 +68,12 @@ TEST(GrammarParser, MalformedGrammarsNameLineAndColumn) {
     for (const ErrorCase& c : cases) EXPECT_EQ(parse_error(c.grammar), c.message) << c.grammar;
 }
 
+TEST(GrammarParser, DeepNestingIsAnErrorNotAStackOverflow) {
+    EXPECT_EQ(parse_error("root ::= " + std::string(100000, '(')),
+              "grammar: line 1, column 266: groups nested more than 256 deep");
+    EXPECT_EQ(parse_error("root ::= " + std::string(256, '(') + "\"a\"" + std::string(256, ')')), "(no error)");
+}
+
 // A rule that reaches itself through rules that match nothing without being
 // written empty slips past llama.cpp's left-recursion check (as it does
 // ours); llama.cpp then expands forever, we stop with an error.

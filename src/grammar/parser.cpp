@@ -17,6 +17,7 @@ namespace {
 
 constexpr uint64_t kMaxRepetition = 2000;  // llama.cpp's MAX_REPETITION_THRESHOLD
 constexpr uint64_t kUnbounded = UINT64_MAX;
+constexpr int kMaxGroupDepth = 256;  // nested parentheses (each level is a recursive call)
 
 bool is_word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
@@ -52,6 +53,7 @@ private:
     std::vector<DraftRule> rules_;
     std::unordered_map<std::string, uint32_t> ids_;
     std::vector<CharSet> charsets_;
+    int group_depth_ = 0;
 
     // ------------------------------------------------------------ errors
 
@@ -280,6 +282,7 @@ private:
                 seq.push_back({ElementKind::Rule, rule_id(name, item_pos)});
                 skip_space(nested);
             } else if (c == '(') {
+                if (++group_depth_ > kMaxGroupDepth) fail("groups nested more than 256 deep");
                 ++pos_;
                 skip_space(true);
                 const size_t rules_before = rules_.size();
@@ -293,6 +296,7 @@ private:
                 if (peek() != ')') fail("expected ')' to close the group opened at column " +
                                         std::to_string(column_of(item_pos)) + ", found " + found());
                 ++pos_;
+                --group_depth_;
                 skip_space(nested);
             } else if (c == '.') {
                 ++pos_;

@@ -6,9 +6,12 @@ import type { SamplingOptions, WireOptions } from "./protocol.js";
 export const MAX_STOP_STRINGS = 4;
 export const MAX_TOP_LOGPROBS = 20;
 
-/** `where`: how errors name the call ("generate", "chat.completions.create"). */
+/**
+ * `where`: the call the error names ("chat.completions.create: 'top_p' must
+ * be ..."); "" for chat()/generate(), whose errors read "topP must be ...".
+ */
 export function bad(where: string, name: string, what: string): never {
-  throw new EngineError("bad_input", `${where}: '${name}' must be ${what}`);
+  throw new EngineError("bad_input", where ? `${where}: '${name}' must be ${what}` : `${name} must be ${what}`);
 }
 
 /** Stop strings: up to 4, each a non-empty string. */

@@ -80,10 +80,10 @@ export interface SamplingOptions {
   /** Added to the tokens' logits before anything else: token id -> bias. */
   logitBias?: Record<number, number>;
   /**
-   * Generation ends where one of these (up to 4, non-empty) appears; the text
-   * before it is streamed, the stop string never.
+   * Generation ends where this string (or one of up to 4, non-empty) appears;
+   * the text before it is streamed, the stop string never.
    */
-  stop?: string[];
+  stop?: string | string[];
   /** A GBNF grammar (llama.cpp's format) the output must match. */
   grammar?: string;
   /**

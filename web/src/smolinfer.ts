@@ -230,7 +230,7 @@ export class Engine {
   /** Continues a raw text prompt (special-token texts are parsed). */
   generate(prompt: string, options: GenerateOptions = {}): AsyncIterable<string> {
     if (typeof prompt !== "string") throw new EngineError("bad_input", "the prompt must be a string");
-    const sampling = checkOptions("generate", options);
+    const sampling = checkOptions("", options);
     return this.stream(this.make({ kind: "prompt", prompt }, sampling), options.signal);
   }
 
@@ -247,7 +247,7 @@ export class Engine {
         throw new EngineError("bad_input", "each message needs role system|user|assistant and string content");
       }
     }
-    const sampling = checkOptions("chat", options);
+    const sampling = checkOptions("", options);
     const copy = messages.map((m) => ({ role: m.role, content: m.content }));
     return this.stream(this.make({ kind: "chat", messages: copy }, sampling), options.signal);
   }
