@@ -80,6 +80,12 @@ TEST(GrammarMatcher, Utf8SplitAcrossTokens) {
     m.accept(6);
     EXPECT_TRUE(m.complete());
     EXPECT_EQ(allowed(m), (std::set<int>{0, 5, 7, 9}));
+    // A token of only a character's first bytes: complete before it, not
+    // after (llama.cpp drops the empty stack with any accepted token), so
+    // end-of-generation waits for the character.
+    m.accept(7);
+    EXPECT_FALSE(m.complete());
+    EXPECT_EQ(allowed(m), (std::set<int>{8, 13}));
 }
 
 TEST(GrammarMatcher, PartialCharacterOutsideTheClassIsRejected) {

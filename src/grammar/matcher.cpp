@@ -111,6 +111,7 @@ void Matcher::accept(int32_t token) {
     s.n_remain = partial_remain_;
     s.checking = partial_remain_ > 0;
     SetId set = set_;
+    bool any_char = false;
     for (const char ch : piece) {
         switch (utf8_step(s, uint8_t(ch))) {
             case Utf8Step::Invalid:
@@ -119,12 +120,19 @@ void Matcher::accept(int32_t token) {
             case Utf8Step::CodePoint:
                 set = graph_.advance(set, s.value);
                 if (set == kDeadSet) refuse();
+                any_char = true;
                 break;
             case Utf8Step::Partial:
                 break;
         }
     }
     if (s.n_remain > 0 && !graph_.may_complete(set, s.value, s.n_remain)) refuse();
+    // As llama.cpp (llama_grammar_accept_token), accepting a token drops the
+    // empty stack it started from even when the token completes no character
+    // (only bytes of one): the grammar is no longer complete, and
+    // end-of-generation waits until the character is.
+    if (!any_char) set = graph_.without_empty(set);
+    if (set == kDeadSet) refuse();
     set_ = set;
     partial_value_ = s.n_remain > 0 ? s.value : 0;
     partial_remain_ = s.n_remain;

@@ -103,6 +103,15 @@ SetId StackGraph::compute_advance(SetId set, uint32_t cp) {
     return intern(scratch_);
 }
 
+SetId StackGraph::without_empty(SetId set) {
+    if (!sets_[size_t(set)].has_empty) return set;
+    scratch_.clear();
+    for (const int32_t id : sets_[size_t(set)].stacks) {
+        if (id != kEmptyStack) scratch_.push_back(id);
+    }
+    return intern(scratch_);
+}
+
 bool StackGraph::may_complete(SetId set, uint32_t value, int n_remain) const {
     for (const int32_t id : sets_[size_t(set)].stacks) {
         if (id == kEmptyStack) continue;

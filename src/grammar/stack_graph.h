@@ -46,6 +46,8 @@ public:
         sets_[size_t(set)].other_next.emplace(cp, next);
         return next;
     }
+    // The set without its empty stack (the set itself when it has none).
+    SetId without_empty(SetId set);
     // Whether one of the stacks is empty (the input so far is a whole sentence).
     bool complete(SetId set) const { return sets_[size_t(set)].has_empty; }
     // Whether a character beginning with an incomplete UTF-8 sequence may
