@@ -61,6 +61,8 @@ function readConfig() {
   if (!config.models.length) throw new Error("BENCH_MODELS is empty (run bench/run, or set BENCH_MODELS=Q4_1=/path/to/model.gguf)");
   for (const m of config.models) if (!m.key || !fs.existsSync(m.file)) throw new Error(`BENCH_MODELS: no model file for "${m.key}": ${m.file}`);
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
+  // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
+  config.parts.delete("grammar");
   for (const p of config.parts) if (!["native", "browser", "roofline"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
   if (config.parts.has("native") && !config.llamaBench) throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
   return config;
