@@ -51,14 +51,16 @@ constexpr double kFamilyLogprobTolerance = 0.25;
 // asserted. SmolLM2-360M's shape (960 wide, 15 heads over 5 KV heads, Q5_0
 // rows of 960, Q6_K rows of 2560, Q8_0 tied output): each prompt's first
 // logits agree, then decode steps drift (5-token prompt: 0.4 nats from
-// position 5; 40 tokens: up to 1.33 from position 1). Bisected on 2-layer
-// variants (0.10 nats as is): with 15 KV heads instead of 5 it is exact
-// (0.0001), and so is SmolLM2-135M's width (576, 9 heads over 3) with the
-// same types; Q8_0 instead of Q5_0, a 1536-wide FFN or Q5_0 ffn_down still
-// drift, and so does 1024 wide with 16 heads over 4. The 1.7B shape (no
-// grouped heads) and the real 135M file are exact. The lead: single-token
-// steps with 3+ query heads per KV head (our decode attention then runs a
-// whole group per work item), or K/V projections of 256-320 rows.
+// position 5; 40 tokens: up to 1.33 from position 1).
+// First suspect: tests/golden/large/ was made on a CPU without AVX-512,
+// where llama.cpp runs its AVX2 ("haswell") CPU variant, while our
+// arithmetic follows its AVX-512 ("zen4") variant, on which every other
+// golden file was made (ggml_vec_dot_f16 sums 8 lanes there instead of 16:
+// decode attention rounds differently). Random weights magnify such
+// differences in some shapes and not others: on 2-layer variants (0.10
+// nats as is) 15 KV heads instead of 5, or SmolLM2-135M's width, agree
+// within 0.0002, and the 1.7B shape agrees exactly. Regenerate on an
+// AVX-512 machine (make-family-golden.mjs --large) before looking further.
 bool known_divergent(const std::string& model, const std::string& /*case_name*/) {
     return model == "smollm2-360m";
 }
