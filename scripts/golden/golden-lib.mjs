@@ -131,3 +131,25 @@ export function renderGenerationCase(c) {
     head.push(`      "top_logprobs": ${linesArray(c.top_logprobs, 6)}`);
     return "{\n" + head.join(",\n") + "\n    }";
 }
+
+// llama.cpp's prebuilt CPU library comes in variants by instruction set, and
+// they round differently (ggml_vec_dot_f16 sums 16 lanes with AVX-512, 8
+// with AVX2). smolinfer reproduces the AVX-512 ("zen4") variant, on which
+// the golden files are made: on a CPU without AVX-512 llama.cpp runs its
+// AVX2 ("haswell") variant and a golden file would record other numbers.
+// Refuses then, unless GOLDEN_ALLOW_AVX2=1 (the file then says so).
+export function llamaCpuVariant() {
+    let flags = "";
+    try {
+        flags = fs.readFileSync("/proc/cpuinfo", "utf8");
+    } catch {
+        // Not Linux: cannot tell.
+    }
+    const avx512 = /\bavx512f\b/.test(flags) && /\bavx512vnni\b/.test(flags);
+    if (!avx512 && process.env.GOLDEN_ALLOW_AVX2 !== "1") {
+        throw new Error("this CPU has no AVX-512 (avx512f + avx512vnni): llama.cpp would run its AVX2 variant, " +
+            "which rounds differently from the one smolinfer reproduces; generate on an AVX-512 machine " +
+            "(or set GOLDEN_ALLOW_AVX2=1 to record the AVX2 variant's numbers anyway)");
+    }
+    return avx512 ? "AVX-512 (llama.cpp's zen4-class CPU variant)" : "AVX2 only (llama.cpp's haswell CPU variant: not the arithmetic smolinfer reproduces)";
+}

@@ -22,8 +22,10 @@ import {execFileSync} from "node:child_process";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
-    assert, elapsed, jsonBlock, linesArray, log, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, writeOutput
-} from "./golden-lib.mjs";
+    assert, elapsed, jsonBlock, linesArray, log, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+
+// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
+const CPU_VARIANT = llamaCpuVariant();
 
 setLogPrefix("make-family-golden");
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -107,6 +109,7 @@ try {
             source: {
                 engine: `node-llama-cpp ${enginePkg.version}`,
                 llama_cpp: llamaCppInfo.tag,
+                cpu: CPU_VARIANT,
                 model: `tests/make_random_model ${name} (random weights, the vocabulary of ${args.large ? "SmolLM2-135M-Instruct" : "llama.cpp's models/ggml-vocab-*.gguf"})`,
                 context: {contextSize: CONTEXT_SIZE, batchSize: 512, threads, flashAttention: false, sequences: 1, gpu: false},
                 sampling: "greedy; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",

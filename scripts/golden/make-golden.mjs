@@ -23,8 +23,10 @@ import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
     arraysEqual, assert, elapsed, jsonBlock, linesArray, log, num, Raw, renderGenerationCase,
-    sha256File, topLogprobs, wrappedNumbers, writeOutput
-} from "./golden-lib.mjs";
+    sha256File, topLogprobs, wrappedNumbers, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+
+// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
+const CPU_VARIANT = llamaCpuVariant();
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -120,6 +122,7 @@ const loadedCpuBackend = (llamaLogs.join("").match(/loaded CPU backend from \S*?
 const sourceBase = {
     engine: `node-llama-cpp ${enginePkg.version}`,
     llama_cpp: llamaCppInfo.tag,
+    cpu: CPU_VARIANT,
     llama_cpp_repo: llamaCppInfo.llamaCppGithubRepo
 };
 const tokenizeNote = "model.tokenize(text, parse_special) = common_tokenize(vocab, text, add_special=false, parse_special)";

@@ -14,7 +14,10 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaGrammar, LlamaGrammarEvaluationState, LlamaLogLevel} from "node-llama-cpp";
 import crypto from "node:crypto";
-import {assert, elapsed, jsonBlock, linesArray, log, num, Raw, sha256File, writeOutput} from "./golden-lib.mjs";
+import {assert, elapsed, jsonBlock, linesArray, log, num, Raw, sha256File, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+
+// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
+const CPU_VARIANT = llamaCpuVariant();
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PINNED_ENGINE_VERSION = "3.21.1";
@@ -250,6 +253,7 @@ for (const c of CASES) {
         source: {
             generator: "scripts/golden/make-grammar-golden.mjs",
             engine: `node-llama-cpp ${enginePkg.version} (llama.cpp ${llamaCppInfo.tag ?? "?"})`,
+            cpu: CPU_VARIANT,
             sampling: "greedy (temperature 0) under LlamaGrammar(grammar) via sequence.evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, grammarEvaluationState, yieldEogToken: true})",
             grammar_source: c.llamaFile ? `llama.cpp grammars/${c.llamaFile} (MIT)` : "smolinfer (written for this test)",
             prompt: "SmolLM2 ChatML with the default system prompt; user text parse_special=false",

@@ -17,7 +17,10 @@ import crypto from "node:crypto";
 import {execFileSync} from "node:child_process";
 import {fileURLToPath} from "node:url";
 import {getLlama, LlamaLogLevel, LlamaGrammarEvaluationState} from "node-llama-cpp";
-import {assert, elapsed, jsonBlock, linesArray, log, Raw, setLogPrefix, sha256File, writeOutput} from "./golden-lib.mjs";
+import {assert, elapsed, jsonBlock, linesArray, log, Raw, setLogPrefix, sha256File, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+
+// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
+const CPU_VARIANT = llamaCpuVariant();
 import {makeValidator, schemaNames, SCHEMA_DIR} from "./json-schema-validator.mjs";
 
 setLogPrefix("make-json-schema-golden");
@@ -156,6 +159,7 @@ if (args.only.has("generation")) {
         source: {
             engine: `node-llama-cpp ${enginePkg.version}`,
             llama_cpp: llamaTag,
+            cpu: CPU_VARIANT,
             grammar: "<schema>.gbnf (llama.cpp's converter) through llama.createGrammar; greedy (temperature 0)",
             context: {contextSize: 1024, batchSize: 512, threads, flashAttention: false},
             validator: "ajv 2020-12 + ajv-formats"
