@@ -104,7 +104,7 @@ SetId StackGraph::compute_advance(SetId set, uint32_t cp) {
 }
 
 SetId StackGraph::without_empty(SetId set) {
-    if (!sets_[size_t(set)].has_empty) return set;
+    if (set == kDeadSet || !sets_[size_t(set)].has_empty) return set;
     scratch_.clear();
     for (const int32_t id : sets_[size_t(set)].stacks) {
         if (id != kEmptyStack) scratch_.push_back(id);
@@ -113,6 +113,7 @@ SetId StackGraph::without_empty(SetId set) {
 }
 
 bool StackGraph::may_complete(SetId set, uint32_t value, int n_remain) const {
+    if (set == kDeadSet) return false;
     for (const int32_t id : sets_[size_t(set)].stacks) {
         if (id == kEmptyStack) continue;
         if (g_.charsets[g_.elements[nodes_[size_t(id)].pos].index].may_complete(value, n_remain)) return true;

@@ -31,6 +31,7 @@ public:
     SetId initial() const { return initial_; }
     // The set after consuming one code point (kDeadSet when no stack can).
     SetId advance(SetId set, uint32_t cp) {
+        if (set == kDeadSet) return kDeadSet;  // dead stays dead (e.g. a grammar with no sentence at all)
         if (cp < 128) {
             SetId next = sets_[size_t(set)].ascii_next[cp];
             if (next == kUnknown) {
@@ -49,7 +50,7 @@ public:
     // The set without its empty stack (the set itself when it has none).
     SetId without_empty(SetId set);
     // Whether one of the stacks is empty (the input so far is a whole sentence).
-    bool complete(SetId set) const { return sets_[size_t(set)].has_empty; }
+    bool complete(SetId set) const { return set != kDeadSet && sets_[size_t(set)].has_empty; }
     // Whether a character beginning with an incomplete UTF-8 sequence may
     // match the top of one of the stacks (llama_grammar_match_partial_char).
     bool may_complete(SetId set, uint32_t value, int n_remain) const;
