@@ -20,6 +20,7 @@
 
 #include "gguf/gguf.h"
 #include "grammar/matcher.h"
+#include "grammar/vocab_tokens.h"
 #include "runtime/file_bytes.h"
 #include "smolinfer/session.h"
 #include "text/detokenizer.h"
@@ -53,14 +54,8 @@ int main(int argc, char** argv) {
         const auto bytes = runtime::FileBytes::map(model);
         const gguf::File file = gguf::File::parse(bytes->bytes());
         const text::Vocab vocab = text::Vocab::from_metadata(file.metadata());
-        std::vector<std::string> pieces;
-        std::vector<uint8_t> eog;
-        for (int id = 0; id < int(vocab.size()); ++id) {
-            pieces.push_back(text::token_piece(vocab, id, true));
-            eog.push_back(vocab.is_end_of_generation(id) ? 1 : 0);
-        }
         const auto t_table = Clock::now();
-        const auto table = std::make_shared<const grammar::TokenTable>(pieces, eog);
+        const auto table = grammar::vocab_token_table(vocab);
         const double table_ms = seconds_since(t_table) * 1e3;
 
         // A long greedy generation under the grammar: ignore_eos keeps the

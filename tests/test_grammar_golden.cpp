@@ -13,6 +13,7 @@
 
 #include "gguf/gguf.h"
 #include "grammar/matcher.h"
+#include "grammar/vocab_tokens.h"
 #include "runtime/file_bytes.h"
 #include "runtime/sha256.h"
 #include "smolinfer/session.h"
@@ -32,19 +33,13 @@ const std::vector<std::string>& golden_names() {
     return names;
 }
 
-// The model's vocabulary as the grammar sees it (as api/generation.cpp builds it).
+// The model's vocabulary as the grammar sees it (the table generate() uses).
 std::shared_ptr<const grammar::TokenTable> smollm2_tokens() {
     static const std::shared_ptr<const grammar::TokenTable> table = [] {
         const auto bytes = runtime::FileBytes::map(test::model_path());
         const gguf::File file = gguf::File::parse(bytes->bytes());
         const text::Vocab vocab = text::Vocab::from_metadata(file.metadata());
-        std::vector<std::string> pieces;
-        std::vector<uint8_t> eog;
-        for (int id = 0; id < int(vocab.size()); ++id) {
-            pieces.push_back(text::token_piece(vocab, id, true));
-            eog.push_back(vocab.is_end_of_generation(id) ? 1 : 0);
-        }
-        return std::make_shared<const grammar::TokenTable>(std::move(pieces), std::move(eog));
+        return grammar::vocab_token_table(vocab);
     }();
     return table;
 }

@@ -5,6 +5,7 @@
 #include "api/session_impl.h"
 #include "grammar/json_schema_to_gbnf.h"
 #include "grammar/matcher.h"
+#include "grammar/vocab_tokens.h"
 #include "sample/sampler.h"
 #include "text/detokenizer.h"
 #include "text/stop_strings.h"
@@ -17,19 +18,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// Pieces as llama.cpp's grammar sampler reads them: token_to_piece with
-// control tokens rendered as their text.
+// The vocabulary as the matcher reads it, built once per session.
 std::shared_ptr<const grammar::TokenTable> grammar_tokens(Session::Impl& s) {
-    if (!s.grammar_tokens) {
-        const int n = int(s.vocab.size());
-        std::vector<std::string> pieces(static_cast<size_t>(n));
-        std::vector<uint8_t> eog(static_cast<size_t>(n), 0);
-        for (int id = 0; id < n; ++id) {
-            pieces[size_t(id)] = text::token_piece(s.vocab, id, true);
-            eog[size_t(id)] = s.vocab.is_end_of_generation(id) ? 1 : 0;
-        }
-        s.grammar_tokens = std::make_shared<const grammar::TokenTable>(std::move(pieces), std::move(eog));
-    }
+    if (!s.grammar_tokens) s.grammar_tokens = grammar::vocab_token_table(s.vocab);
     return s.grammar_tokens;
 }
 
