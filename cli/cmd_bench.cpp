@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "sample/rng.h"
+#include "smolinfer/batch.h"
 
 namespace smolinfer::cli {
 
@@ -25,6 +26,7 @@ struct BenchFlags {
     std::string grammar_file;
     std::string grammar;
     std::string grammar_prompt = "Describe three countries (name, capital, population, languages) as one JSON object.";
+    int sequences = 0;  // > 0: also decode this many sequences together (BatchGenerator)
 };
 
 double median(std::vector<double> v) {
@@ -68,9 +70,36 @@ GrammarSpeed measure_grammar(Session& session, const BenchFlags& f) {
     return out;
 }
 
+// Aggregate decode speed of f.sequences generations of f.n_gen tokens each,
+// decoding together as the server batches them (prompts of 8 random tokens,
+// read before the timing starts).
+double measure_sequences(Session& session, const BenchFlags& f, sample::Rng& rng) {
+    BatchGenerator batch(session, f.sequences);
+    GenerateOptions o;
+    o.max_tokens = f.n_gen;
+    o.ignore_eos = true;
+    o.sampling.temperature = 0.0f;
+    std::vector<double> runs;
+    for (int r = 0; r < f.reps; ++r) {
+        for (int i = 0; i < f.sequences; ++i) {
+            std::vector<TokenId> prompt(8);
+            for (auto& id : prompt) id = TokenId(rng.next() % uint64_t(session.info().n_vocab));
+            batch.add(prompt, o);
+        }
+        batch.step();  // the prompts, and each first token
+        long long tokens = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        while (batch.running() > 0) {
+            for (const BatchEvent& e : batch.step()) tokens += e.token >= 0 ? 1 : 0;
+        }
+        runs.push_back(double(tokens) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return median(runs);
+}
+
 int run(const BenchFlags& f) {
     ModelFlags mf = f.model;
-    mf.context = std::max(f.n_prompt, f.n_gen) + 1 + (f.grammar.empty() ? 0 : 256);
+    mf.context = std::max(f.n_prompt, f.n_gen + 8) + 1 + (f.grammar.empty() ? 0 : 256);
     auto session = mf.open(std::max(1, f.n_prompt));
     const int n_vocab = session->info().n_vocab;
 
@@ -111,6 +140,7 @@ int run(const BenchFlags& f) {
     getrusage(RUSAGE_SELF, &usage);
     const uint64_t peak_rss = uint64_t(usage.ru_maxrss) * 1024;
     const GrammarSpeed gs = f.grammar.empty() ? GrammarSpeed{} : measure_grammar(*session, f);
+    const double batch_tps = f.sequences > 0 && f.n_gen > 1 ? measure_sequences(*session, f, rng) : 0;
     const double pp_tps = pp.empty() ? 0 : median(pp);
     const double tg_tps = tg.empty() ? 0 : median(tg);
     if (f.json) {
@@ -126,6 +156,10 @@ int run(const BenchFlags& f) {
         j["decode_tps_runs"] = tg;
         j["peak_rss_bytes"] = peak_rss;
         j["state_bytes"] = session->memory_bytes();
+        if (f.sequences > 0) {
+            j["sequences"] = f.sequences;
+            j["sequences_decode_tps"] = batch_tps;
+        }
         if (!f.grammar.empty()) {
             j["grammar_file"] = f.grammar_file;
             j["grammar_tokens"] = gs.tokens;
@@ -139,6 +173,10 @@ int run(const BenchFlags& f) {
                     session->threads());
         if (f.n_prompt > 0) std::printf("pp%d: %.1f tok/s (median of %d)\n", f.n_prompt, pp_tps, f.reps);
         if (f.n_gen > 0) std::printf("tg%d: %.1f tok/s (median of %d)\n", f.n_gen, tg_tps, f.reps);
+        if (batch_tps > 0) {
+            std::printf("tg%d x %d sequences together: %.1f tok/s in all (median of %d)\n", f.n_gen, f.sequences,
+                        batch_tps, f.reps);
+        }
         if (!f.grammar.empty()) {
             std::printf("grammar %s: %.1f tok/s constrained, %.1f tok/s without, ratio %.3f (%d tokens, median of %d)\n",
                         f.grammar_file.c_str(), gs.constrained_tps, gs.unconstrained_tps,
@@ -159,6 +197,9 @@ Action add_bench(CLI::App& app) {
     app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 4096));
     app.add_option("-r,--repetitions", f->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_flag("--json", f->json, "print one JSON object");
+    app.add_option("--sequences", f->sequences,
+                   "also decode this many sequences together (as smolinfer serve batches them) and report their total tokens/s")
+        ->check(CLI::Range(1, 256));
     app.add_option("--grammar-file", f->grammar_file,
                    "also measure generation under this GBNF grammar against the same generation without it");
     app.add_option("--grammar-prompt", f->grammar_prompt, "chat prompt for the grammar measurement")->capture_default_str();

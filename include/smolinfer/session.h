@@ -123,6 +123,7 @@ struct GenerationStats {
 };
 
 class Session;
+class BatchGenerator;
 
 // A generation advanced one token at a time (for callers that must keep
 // their own event loop running between tokens, like the browser worker).
@@ -220,6 +221,7 @@ public:
     struct Impl;  // defined in the library; not part of the API
 
 private:
+    friend class BatchGenerator;
     explicit Session(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };

@@ -34,7 +34,8 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     : model(m),
       vocab(text::Vocab::from_metadata(m->file().metadata(), &warnings)),
       pool(o.threads > 0 ? o.threads : runtime::default_thread_count()),
-      forward(m, n_ctx, o.batch) {
+      forward(m, n_ctx, o.batch),
+      cache(m->config().n_layer, n_ctx, m->config().kv_dim()) {
     sequence.reserve(size_t(n_ctx));
     tokenizer = std::make_unique<text::Tokenizer>(vocab);
     text::ChatTokens chat_tokens;
@@ -129,9 +130,9 @@ std::unique_ptr<Session> Session::open_bytes(std::vector<uint8_t> buffer, const 
 
 const ModelInfo& Session::info() const { return impl_->info; }
 int Session::threads() const { return impl_->pool.size(); }
-int Session::context() const { return impl_->forward.n_ctx(); }
+int Session::context() const { return impl_->cache.n_ctx(); }
 int Session::batch() const { return impl_->forward.max_batch(); }
-size_t Session::memory_bytes() const { return impl_->forward.memory_bytes(); }
+size_t Session::memory_bytes() const { return impl_->forward.memory_bytes() + size_t(impl_->cache.bytes()); }
 std::string Session::kernels() const { return std::string(quant::isa_name(impl_->model->isa())); }
 const std::string& Session::chat_template_warning() const { return impl_->chat_warning; }
 const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }

@@ -26,6 +26,7 @@ struct Session::Impl {
     ModelInfo info;
     runtime::ThreadPool pool;
     model::Forward forward;
+    model::KvCache cache;
     std::vector<TokenId> sequence;  // tokens whose keys and values are in the cache
     std::atomic<bool> stop_requested{false};
     // The vocabulary as grammars see it, built by the first generation with a grammar.
@@ -45,9 +46,9 @@ struct Session::Impl {
     std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits) {
         check_ids(tokens);
         if (tokens.empty()) throw Error("evaluate: no tokens");
-        const size_t room = size_t(forward.n_ctx()) - sequence.size();
+        const size_t room = size_t(cache.n_ctx()) - sequence.size();
         if (tokens.size() > room) {
-            throw Error("the context holds " + std::to_string(forward.n_ctx()) + " tokens: " +
+            throw Error("the context holds " + std::to_string(cache.n_ctx()) + " tokens: " +
                         std::to_string(sequence.size()) + " are in use and " + std::to_string(tokens.size()) +
                         " more do not fit (use a larger context, -c)");
         }
@@ -58,7 +59,7 @@ struct Session::Impl {
         std::span<const float> logits;
         for (size_t at = 0; at < tokens.size(); at += batch) {
             const auto chunk = tokens.subspan(at, std::min(batch, tokens.size() - at));
-            logits = forward.run(pool, chunk, int(sequence.size()), all_logits);
+            logits = forward.run(pool, cache, chunk, int(sequence.size()), all_logits);
             sequence.insert(sequence.end(), chunk.begin(), chunk.end());
         }
         return logits;

@@ -45,11 +45,14 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime
 
 Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_batch)
     : model_(std::move(model)),
+      n_ctx_(n_ctx),
       max_batch_(max_batch),
-      cache_(model_->config().n_layer, n_ctx, model_->config().kv_dim()),
       matmul_(max_batch, std::max({model_->config().n_embd, model_->config().n_ff, model_->config().q_dim()})) {
     const LlamaConfig& c = model_->config();
     const size_t b = size_t(max_batch);
+    row_token_.resize(b);
+    row_cache_.resize(b);
+    row_pos_.resize(b);
     x_.resize(b * size_t(c.n_embd));
     xn_.resize(b * size_t(std::max(c.n_embd, c.q_dim())));
     q_.resize(b * size_t(c.q_dim()));
@@ -66,17 +69,17 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
 size_t Forward::memory_bytes() const {
     size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
                     up_.size() + logits_.size() + scores_.size() + rope_.size();
-    return size_t(cache_.bytes()) + floats * sizeof(float) + v_half_.size() * sizeof(uint16_t);  // allocated, so it fits
+    return floats * sizeof(float) + v_half_.size() * sizeof(uint16_t);
 }
 
-void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
+void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
     const LlamaConfig& c = model_->config();
     const LayerWeights& w = model_->weights().layers[size_t(il)];
     const size_t E = size_t(c.n_embd), Q = size_t(c.q_dim()), KV = size_t(c.kv_dim()), F = size_t(c.n_ff);
 
     // Attention block.
     for_tokens(pool, n, [&](int t) { rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps); });
-    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}});
+    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, order);
     const float q_scale = 1.0f / std::sqrt(float(c.head_dim));
     for_tokens(pool, n, [&](int t) {
         float* q = &q_[t * Q];
@@ -95,11 +98,13 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
         if (c.scale_queries) {  // phi3
             for (size_t i = 0; i < Q; ++i) q[i] *= q_scale;
         }
-        quant::f32_to_fp16_row(k, cache_.k(il, pos + t), KV);
+        KvCache& cache = *row_cache_[size_t(t)];
+        const int pos = row_pos_[size_t(t)];
+        quant::f32_to_fp16_row(k, cache.k(il, pos), KV);
         // V is stored transposed: convert the row, then scatter it.
         uint16_t* vh = &v_half_[size_t(t) * KV];
         quant::f32_to_fp16_row(&v_[t * KV], vh, KV);
-        for (size_t i = 0; i < KV; ++i) cache_.set_v(il, pos + t, int(i), vh[i]);
+        for (size_t i = 0; i < KV; ++i) cache.set_v(il, pos, int(i), vh[i]);
     });
     // Work items: the query heads of one KV head for one token, together so
     // that the kernels convert each cached half once for all of them -- or
@@ -109,7 +114,8 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
     const int groups = n * c.n_head_kv;
     const int parts = std::clamp((2 * pool.size() + groups - 1) / groups, 1, group);
     const int part_heads = (group + parts - 1) / parts;
-    const AttentionOrder order = n >= 2 ? AttentionOrder::Batch : AttentionOrder::Single;
+    const AttentionOrder att_order =
+        n >= 2 && order == RowOrder::Batch ? AttentionOrder::Batch : AttentionOrder::Single;
     const size_t items = size_t(groups) * size_t(parts);
     pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
         float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
@@ -120,10 +126,11 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
             const int count = std::min(part_heads, (kv + 1) * group - first);
             if (count <= 0) continue;
             const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
-            attend_heads(cache_, il, shape, first, count, pos + t, &q_[off], &att_[off], scratch, order);
+            attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off], &att_[off],
+                         scratch, att_order);
         }
     });
-    matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}});
+    matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}}, order);
     // The residual add and the next norm, token by token (rows are independent).
     for_tokens(pool, n, [&](int t) {
         add(&x_[t * E], &xn_[t * E], E);
@@ -132,33 +139,55 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, int pos) {
 
     // Feed-forward block.
     // SwiGLU on each tile of rows as soon as both products have it.
-    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}},
+    matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, order,
                 [&](int r0, int r1) {
                     for (size_t t = 0; t < size_t(n); ++t) swiglu(&gate_[t * F + size_t(r0)], &up_[t * F + size_t(r0)], size_t(r1 - r0));
                 });
-    matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}});
+    matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}}, order);
     for_tokens(pool, n, [&](int t) { add(&x_[t * E], &xn_[t * E], E); });
 }
 
-std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const int32_t> tokens, int pos, bool all_logits) {
+std::span<const float> Forward::run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
+                                    bool all_logits) {
+    const int n = int(tokens.size());
+    for (int t = 0; t < n; ++t) {
+        row_token_[size_t(t)] = tokens[size_t(t)];
+        row_cache_[size_t(t)] = &cache;
+        row_pos_[size_t(t)] = pos + t;
+    }
+    return run_rows(pool, n, RowOrder::Batch, all_logits);
+}
+
+std::span<const float> Forward::run_tokens(runtime::ThreadPool& pool, std::span<const SequenceToken> tokens) {
+    const int n = int(tokens.size());
+    for (int t = 0; t < n; ++t) {
+        row_token_[size_t(t)] = tokens[size_t(t)].token;
+        row_cache_[size_t(t)] = tokens[size_t(t)].cache;
+        row_pos_[size_t(t)] = tokens[size_t(t)].pos;
+    }
+    return run_rows(pool, n, RowOrder::PerToken, true);
+}
+
+std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits) {
     const LlamaConfig& c = model_->config();
     const LlamaWeights& w = model_->weights();
-    const int n = int(tokens.size());
     const size_t E = size_t(c.n_embd);
     if (score_threads_ != pool.size()) {
         score_threads_ = pool.size();
-        scratch_per_thread_ = attention_scratch_floats(c.n_head / c.n_head_kv, cache_.n_ctx());
+        scratch_per_thread_ = attention_scratch_floats(c.n_head / c.n_head_kv, n_ctx_);
         scores_.assign(size_t(score_threads_) * scratch_per_thread_, 0.0f);
     }
 
     for (int t = 0; t < n; ++t) {
-        quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(tokens[size_t(t)]), &x_[t * E], E);
+        quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(row_token_[size_t(t)]), &x_[t * E], E);
     }
-    const float* factors = w.rope_factors(c, cache_.n_ctx());
+    // LongRoPE picks its factors by the cache's size (llama.cpp: n_ctx).
     for (int t = 0; t < n; ++t) {
-        rope_angles(pos + t, c.rope_dim, c.rope_base, c.rope_scale, factors, c.rope_attn_factor, &rope_[size_t(t) * size_t(c.rope_dim)]);
+        const float* factors = w.rope_factors(c, row_cache_[size_t(t)]->n_ctx());
+        rope_angles(row_pos_[size_t(t)], c.rope_dim, c.rope_base, c.rope_scale, factors, c.rope_attn_factor,
+                    &rope_[size_t(t) * size_t(c.rope_dim)]);
     }
-    for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, pos);
+    for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, order);
 
     // Only the rows whose logits are wanted go through the output matrix.
     const int first = all_logits ? 0 : n - 1;
@@ -166,7 +195,7 @@ std::span<const float> Forward::run(runtime::ThreadPool& pool, std::span<const i
     for (int t = first; t < n; ++t) {
         rms_norm(&x_[t * E], w.output_norm.data(), &xn_[size_t(t - first) * E], E, c.rms_eps);
     }
-    matmul_.run(pool, xn_.data(), rows, c.n_embd, {{&w.output, logits_.data()}});
+    matmul_.run(pool, xn_.data(), rows, c.n_embd, {{&w.output, logits_.data()}}, order);
     if (!w.output_bias.empty()) {
         for (int r = 0; r < rows; ++r) add(&logits_[size_t(r) * size_t(c.n_vocab)], w.output_bias.data(), size_t(c.n_vocab));
     }

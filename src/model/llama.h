@@ -1,5 +1,5 @@
 // A loaded Llama model (file bytes, config, bound weights) and the forward
-// pass state of one sequence (KV cache and scratch, allocated once).
+// pass (scratch allocated once) over KV caches the caller owns.
 #pragma once
 
 #include <cstdint>
@@ -40,27 +40,52 @@ private:
     quant::Isa isa_ = quant::Isa::Reference;
 };
 
+// One token of one sequence in a multi-sequence pass (Forward::run_tokens).
+struct SequenceToken {
+    int32_t token;
+    KvCache* cache;  // the sequence's keys and values
+    int pos;         // the token's position in it
+};
+
+// The forward pass: weights, scratch and the thread pool's work, over KV
+// caches the caller owns (one per sequence).
 class Forward {
 public:
-    // n_ctx: positions the KV cache holds. max_batch: tokens per run() call.
+    // n_ctx: most positions of any cache passed in. max_batch: tokens per call.
     Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_batch);
 
-    int n_ctx() const { return cache_.n_ctx(); }
+    int n_ctx() const { return n_ctx_; }
     int max_batch() const { return max_batch_; }
-    size_t memory_bytes() const;
+    size_t memory_bytes() const;  // scratch (caches not included)
+    const LlamaModel& model() const { return *model_; }
 
-    // Runs tokens at positions pos .. pos + n - 1 (n <= max_batch, pos + n <=
-    // n_ctx, ids valid: the caller checks) and returns logits: one row of
-    // n_vocab per token when all_logits, else the last token's row only.
-    std::span<const float> run(runtime::ThreadPool& pool, std::span<const int32_t> tokens, int pos, bool all_logits);
+    // Runs tokens at positions pos .. pos + n - 1 of one sequence (n <=
+    // max_batch, pos + n <= cache.n_ctx() <= n_ctx(), ids valid: the caller
+    // checks) and returns logits: one row of n_vocab per token when
+    // all_logits, else the last token's row only. Two or more tokens are
+    // summed in llama.cpp's batch orders, one token in its single-token orders.
+    std::span<const float> run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
+                               bool all_logits);
+
+    // One token for each of several sequences (at most max_batch, distinct
+    // caches), each computed bit for bit as run() computes a single token:
+    // a sequence's result does not depend on the others. Returns a row of
+    // logits per entry.
+    std::span<const float> run_tokens(runtime::ThreadPool& pool, std::span<const SequenceToken> tokens);
 
 private:
-    void layer(runtime::ThreadPool& pool, int il, int n, int pos);
+    // The pass over the n rows set up in row_token_, row_cache_, row_pos_.
+    std::span<const float> run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits);
+    void layer(runtime::ThreadPool& pool, int il, int n, RowOrder order);
 
     std::shared_ptr<const LlamaModel> model_;
+    int n_ctx_;
     int max_batch_;
-    KvCache cache_;
     Matmul matmul_;
+    // Per row of the pass: its token, cache and position.
+    std::vector<int32_t> row_token_;
+    std::vector<KvCache*> row_cache_;
+    std::vector<int> row_pos_;
     // Scratch, max_batch rows each.
     std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, logits_;
     std::vector<float> rope_;    // (cos, sin) pairs per token of the batch

@@ -45,9 +45,10 @@ namespace {
 // Rows [r0, r1) of one target for every token: the batched kernel for the
 // tokens it takes in groups, the plain one for the rest.
 void multiply_rows(const MatmulTarget& target, int r0, int r1, const uint8_t* act, size_t act_row, uint64_t act_id,
-                   int n_tokens, int cols) {
+                   int n_tokens, int cols, RowOrder order) {
     const Matrix& w = *target.w;
-    const int batched = (w.kernel.dot_batched && n_tokens >= 2) ? n_tokens - n_tokens % w.kernel.batch_group : 0;
+    const bool batch = order == RowOrder::Batch && w.kernel.dot_batched && n_tokens >= 2;
+    const int batched = batch ? n_tokens - n_tokens % w.kernel.batch_group : 0;
     multiply(w, r0, r1, act, act_row, act_id, 0, batched, w.kernel.dot_batched, w.kernel.tile_batched, cols, target.y);
     multiply(w, r0, r1, act, act_row, act_id, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
 }
@@ -75,14 +76,14 @@ Matmul::Input Matmul::quantize_input(runtime::ThreadPool& pool, const float* x, 
 }
 
 void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
-                 std::initializer_list<MatmulTarget> targets) {
+                 std::initializer_list<MatmulTarget> targets, RowOrder order) {
     // All targets read the same input; quantize it once per activation format.
     // (Matrices sharing an input share a type in practice; if not, the
     // cheaper path is still correct: each format gets its own pass.)
     const quant::MatmulKernel& k0 = targets.begin()->w->kernel;
     for (const MatmulTarget& t : targets) {
         if (t.w->kernel.activation != k0.activation) {
-            for (const MatmulTarget& one : targets) run(pool, x, n_tokens, cols, {one});
+            for (const MatmulTarget& one : targets) run(pool, x, n_tokens, cols, {one}, order);
             return;
         }
     }
@@ -100,7 +101,7 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
             const size_t hi = std::min(tile_end, tile + tiles_here);
             for (size_t i = lo; i < hi; ++i) {
                 const int r0 = int(i - tile) * kRowTile;
-                multiply_rows(target, r0, std::min(rows, r0 + kRowTile), in.act, in.act_row, in.id, n_tokens, cols);
+                multiply_rows(target, r0, std::min(rows, r0 + kRowTile), in.act, in.act_row, in.id, n_tokens, cols, order);
             }
             tile += tiles_here;
         }
@@ -108,13 +109,13 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
 }
 
 void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
-                 std::initializer_list<MatmulTarget> targets, const RowsDone& rows_done) {
+                 std::initializer_list<MatmulTarget> targets, RowOrder order, const RowsDone& rows_done) {
     const quant::MatmulKernel& k0 = targets.begin()->w->kernel;
     const int rows = targets.begin()->w->rows;
     for (const MatmulTarget& t : targets) {
         if (t.w->kernel.activation != k0.activation || t.w->rows != rows) {
             // Unlike formats or shapes: one pass per target, then the step.
-            for (const MatmulTarget& one : targets) run(pool, x, n_tokens, cols, {one});
+            for (const MatmulTarget& one : targets) run(pool, x, n_tokens, cols, {one}, order);
             rows_done(0, rows);
             return;
         }
@@ -128,7 +129,7 @@ void Matmul::run(runtime::ThreadPool& pool, const float* x, int n_tokens, int co
             const int r0 = int(i) * kRowTile;
             const int r1 = std::min(rows, r0 + kRowTile);
             for (const MatmulTarget& target : targets) {
-                multiply_rows(target, r0, r1, in.act, in.act_row, in.id, n_tokens, cols);
+                multiply_rows(target, r0, r1, in.act, in.act_row, in.id, n_tokens, cols, order);
             }
             rows_done(r0, r1);
         }

@@ -16,6 +16,12 @@ class ThreadPool;
 
 namespace smolinfer::model {
 
+// Which of llama.cpp's summation orders the rows of one call take: a
+// batch's (two or more tokens of one pass: some formats use other kernels
+// for them), or each token's own as if it were alone in its pass (tokens of
+// several sequences decoding together).
+enum class RowOrder { Batch, PerToken };
+
 struct MatmulTarget {
     const Matrix* w;
     float* y;  // n_tokens rows of w->rows values
@@ -29,7 +35,7 @@ public:
     // For each target: y[t][r] = dot(w.row(r), x[t]) for t < n_tokens.
     // Every target's matrix has `cols` columns; x holds n_tokens rows of cols.
     void run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
-             std::initializer_list<MatmulTarget> targets);
+             std::initializer_list<MatmulTarget> targets, RowOrder order = RowOrder::Batch);
 
     // The same, for targets with equal row counts, then rows_done(r0, r1) on
     // the thread that computed rows [r0, r1) of every target for every token:
@@ -37,7 +43,7 @@ public:
     // instead of costing the pool another one.
     using RowsDone = std::function<void(int r0, int r1)>;
     void run(runtime::ThreadPool& pool, const float* x, int n_tokens, int cols,
-             std::initializer_list<MatmulTarget> targets, const RowsDone& rows_done);
+             std::initializer_list<MatmulTarget> targets, RowOrder order, const RowsDone& rows_done);
 
 private:
     struct Input {
