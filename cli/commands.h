@@ -30,6 +30,7 @@ Action add_bench(CLI::App& app);
 Action add_perplexity(CLI::App& app);
 Action add_quantize(CLI::App& app);
 Action add_split(CLI::App& app);
+Action add_serve(CLI::App& app);
 
 // Reads a whole file; throws smolinfer::Error naming the path.
 std::string read_file(const std::string& path);

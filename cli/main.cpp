@@ -1,5 +1,6 @@
 // smolinfer: run, tokenize, bench and perplexity on a Llama GGUF model;
-// quantize converts one, split cuts one into parts.
+// quantize converts one, split cuts one into parts; serve answers OpenAI's
+// HTTP API.
 // Errors are one line on stderr and exit code 1.
 #include <cstdio>
 #include <fstream>
@@ -56,13 +57,14 @@ int main(int argc, char** argv) {
     add("perplexity", "perplexity of a text file, as llama.cpp computes it", add_perplexity);
     add("quantize", "convert a GGUF model to another type mix (Q8_0, Q4_K_M, ...)", add_quantize);
     add("split", "cut a GGUF model into parts (llama.cpp's gguf-split layout)", add_split);
+    add("serve", "an OpenAI-compatible HTTP server (continuous batching)", add_serve);
 
     // CLI11 would only say that a subcommand is required.
     if (argc > 1 && argv[1][0] != '-') {
         bool known = false;
         for (const auto& [sub, action] : actions) known = known || sub->get_name() == argv[1];
         if (!known) {
-            std::fprintf(stderr, "error: unknown command '%s' (expected run, tokenize, bench, perplexity, quantize or split)\n", argv[1]);
+            std::fprintf(stderr, "error: unknown command '%s' (expected run, tokenize, bench, perplexity, quantize, split or serve)\n", argv[1]);
             return 1;
         }
     }
