@@ -39,7 +39,12 @@ void send_error(httplib::Response& res, int status, const std::string& message, 
 void fill_error(httplib::Response& res) {
     if (!res.body.empty()) return;
     switch (res.status) {
-        case 413: send_error(res, 413, "the request body is larger than the server accepts (--max-body)", "invalid_request_error", "", "body_too_large"); break;
+        case 413:
+            // The rest of the body is still unread: this connection cannot carry another request.
+            res.set_header("Connection", "close");
+            send_error(res, 413, "the request body is larger than the server accepts (--max-body)",
+                       "invalid_request_error", "", "body_too_large");
+            break;
         case 404: send_error(res, 404, "no such endpoint", "invalid_request_error", "", "not_found"); break;
         default:
             send_error(res, res.status, "the request could not be served (HTTP " + std::to_string(res.status) + ")",
@@ -142,30 +147,12 @@ void HttpServer::routes() {
     h.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     h.set_payload_max_length(options_.max_body);
 
-    // Unknown paths, wrong methods and the API key, before any handler runs.
-    h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        const auto it = known_paths().find(req.path);
-        if (it == known_paths().end()) {
-            send_error(res, 404, "no such endpoint: " + req.path, "invalid_request_error", "", "not_found");
-            return httplib::Server::HandlerResponse::Handled;
+    h.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (res.status == 404 && res.body.empty()) {
+            return send_error(res, 404, "no such endpoint: " + req.path, "invalid_request_error", "", "not_found");
         }
-        if (req.method != it->second) {
-            res.set_header("Allow", it->second);
-            send_error(res, 405, req.path + " takes " + it->second + ", not " + req.method, "invalid_request_error", "",
-                       "method_not_allowed");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        if (!options_.api_key.empty() && req.path != "/health" &&
-            req.get_header_value("Authorization") != "Bearer " + options_.api_key) {
-            send_error(res, 401,
-                       req.has_header("Authorization") ? "the API key is not valid"
-                                                       : "an API key is needed (Authorization: Bearer KEY)",
-                       "authentication_error", "", "invalid_api_key");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        return httplib::Server::HandlerResponse::Unhandled;
+        fill_error(res);
     });
-    h.set_error_handler([](const httplib::Request&, httplib::Response& res) { fill_error(res); });
     h.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown error";
         try {
@@ -180,20 +167,51 @@ void HttpServer::routes() {
         counts_.add(known_paths().count(req.path) ? req.path : "other", res.status);
     });
 
-    h.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    // Each known path answers its method; the others get 405. Checks run in
+    // the handlers, after httplib has read the body: a refusal that left a
+    // body unread would desynchronize a kept-alive connection.
+    const auto route = [&h](const std::string& path, const std::string& method, httplib::Server::Handler handler) {
+        for (const char* m : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+            httplib::Server::Handler answer = m == method ? handler : [path, method](const httplib::Request& req, httplib::Response& res) {
+                res.set_header("Allow", method);
+                send_error(res, 405, path + " takes " + method + ", not " + req.method, "invalid_request_error", "",
+                           "method_not_allowed");
+            };
+            const std::string mm = m;
+            if (mm == "GET") h.Get(path, answer);
+            if (mm == "POST") h.Post(path, answer);
+            if (mm == "PUT") h.Put(path, answer);
+            if (mm == "PATCH") h.Patch(path, answer);
+            if (mm == "DELETE") h.Delete(path, answer);
+        }
+    };
+    // Everything but /health needs the key when there is one.
+    const auto keyed = [this](httplib::Server::Handler handler) {
+        return [this, handler](const httplib::Request& req, httplib::Response& res) {
+            if (!options_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + options_.api_key) {
+                return send_error(res, 401,
+                                  req.has_header("Authorization") ? "the API key is not valid"
+                                                                  : "an API key is needed (Authorization: Bearer KEY)",
+                                  "authentication_error", "", "invalid_api_key");
+            }
+            handler(req, res);
+        };
+    };
+
+    route("/health", "GET", [](const httplib::Request&, httplib::Response& res) {
         res.set_content(R"({"status":"ok"})", "application/json");
     });
-    h.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    route("/v1/models", "GET", keyed([this](const httplib::Request&, httplib::Response& res) {
         const json list = {{"object", "list"},
                            {"data", json::array({{{"id", options_.model_id},
                                                   {"object", "model"},
                                                   {"created", unix_now()},
                                                   {"owned_by", "smolinfer"}}})}};
         res.set_content(dump(list), "application/json");
-    });
-    h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    }));
+    route("/metrics", "GET", keyed([this](const httplib::Request&, httplib::Response& res) {
         res.set_content(prometheus_text(counts_.snapshot(), scheduler_.counters()), "text/plain; version=0.0.4");
-    });
+    }));
 
     const auto generate = [this](Endpoint endpoint) {
         return [this, endpoint](const httplib::Request& req, httplib::Response& res) {
@@ -262,8 +280,8 @@ void HttpServer::routes() {
                 });
         };
     };
-    h.Post("/v1/chat/completions", generate(Endpoint::Chat));
-    h.Post("/v1/completions", generate(Endpoint::Completion));
+    route("/v1/chat/completions", "POST", keyed(generate(Endpoint::Chat)));
+    route("/v1/completions", "POST", keyed(generate(Endpoint::Completion)));
 }
 
 }  // namespace smolinfer::server
