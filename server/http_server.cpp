@@ -35,8 +35,8 @@ void send_error(httplib::Response& res, int status, const std::string& message, 
     res.set_content(dump(error_body(message, type, param, code)), "application/json");
 }
 
-// The body httplib's own refusals (413, a malformed request, ...) get.
-void fill_error(httplib::Response& res) {
+// The body httplib's own refusals (404, 413, a malformed request, ...) get.
+void fill_error(const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     switch (res.status) {
         case 413:
@@ -45,11 +45,19 @@ void fill_error(httplib::Response& res) {
             send_error(res, 413, "the request body is larger than the server accepts (--max-body)",
                        "invalid_request_error", "", "body_too_large");
             break;
-        case 404: send_error(res, 404, "no such endpoint", "invalid_request_error", "", "not_found"); break;
+        case 404: send_error(res, 404, "no such endpoint: " + req.path, "invalid_request_error", "", "not_found"); break;
         default:
             send_error(res, res.status, "the request could not be served (HTTP " + std::to_string(res.status) + ")",
                        res.status >= 500 ? "server_error" : "invalid_request_error");
     }
+}
+
+// Compares in time that depends on the lengths only, not on where the texts differ.
+bool same_secret(const std::string& given, const std::string& expected) {
+    if (given.size() != expected.size()) return false;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < given.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ expected[i]);
+    return diff == 0;
 }
 
 long long unix_now() { return static_cast<long long>(std::time(nullptr)); }
@@ -147,12 +155,7 @@ void HttpServer::routes() {
     h.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     h.set_payload_max_length(options_.max_body);
 
-    h.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-        if (res.status == 404 && res.body.empty()) {
-            return send_error(res, 404, "no such endpoint: " + req.path, "invalid_request_error", "", "not_found");
-        }
-        fill_error(res);
-    });
+    h.set_error_handler([](const httplib::Request& req, httplib::Response& res) { fill_error(req, res); });
     h.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown error";
         try {
@@ -171,24 +174,22 @@ void HttpServer::routes() {
     // the handlers, after httplib has read the body: a refusal that left a
     // body unread would desynchronize a kept-alive connection.
     const auto route = [&h](const std::string& path, const std::string& method, httplib::Server::Handler handler) {
-        for (const char* m : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
-            httplib::Server::Handler answer = m == method ? handler : [path, method](const httplib::Request& req, httplib::Response& res) {
-                res.set_header("Allow", method);
-                send_error(res, 405, path + " takes " + method + ", not " + req.method, "invalid_request_error", "",
-                           "method_not_allowed");
-            };
-            const std::string mm = m;
-            if (mm == "GET") h.Get(path, answer);
-            if (mm == "POST") h.Post(path, answer);
-            if (mm == "PUT") h.Put(path, answer);
-            if (mm == "PATCH") h.Patch(path, answer);
-            if (mm == "DELETE") h.Delete(path, answer);
-        }
+        const httplib::Server::Handler wrong_method = [path, method](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("Allow", method);
+            send_error(res, 405, path + " takes " + method + ", not " + req.method, "invalid_request_error", "",
+                       "method_not_allowed");
+        };
+        const auto pick = [&](const char* m) { return method == m ? handler : wrong_method; };
+        h.Get(path, pick("GET"));
+        h.Post(path, pick("POST"));
+        h.Put(path, pick("PUT"));
+        h.Patch(path, pick("PATCH"));
+        h.Delete(path, pick("DELETE"));
     };
     // Everything but /health needs the key when there is one.
     const auto keyed = [this](httplib::Server::Handler handler) {
         return [this, handler](const httplib::Request& req, httplib::Response& res) {
-            if (!options_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + options_.api_key) {
+            if (!options_.api_key.empty() && !same_secret(req.get_header_value("Authorization"), "Bearer " + options_.api_key)) {
                 return send_error(res, 401,
                                   req.has_header("Authorization") ? "the API key is not valid"
                                                                   : "an API key is needed (Authorization: Bearer KEY)",

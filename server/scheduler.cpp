@@ -43,7 +43,11 @@ std::shared_ptr<Ticket> Scheduler::submit(Job job) {
     };
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || int(queue_.size()) >= queue_limit_) return nullptr;
+        if (stopping_) {
+            ticket->push(Rejected{"the server is shutting down", false});
+            return ticket;
+        }
+        if (int(queue_.size()) >= queue_limit_) return nullptr;
         queue_.push_back({std::move(job), ticket});
         counters_.queued = int(queue_.size());
     }
@@ -98,7 +102,7 @@ void Scheduler::run() {
             {
                 std::lock_guard lock(mutex_);
                 counters_.step_seconds += seconds;
-                counters_.step_tokens += tokens;
+                counters_.generated_tokens += tokens;
             }
             dispatch(std::move(events));
         }
@@ -123,6 +127,10 @@ void Scheduler::admit(Waiting w) {
         if (!w.job.max_tokens_given) options.max_tokens = context_;
         const int id = batch_.add(prompt, options);
         running_[id] = {w.ticket, int(prompt.size()), 0};
+        {
+            std::lock_guard lock(mutex_);
+            counters_.prompt_tokens += int(prompt.size());
+        }
         w.ticket->push(Admitted{});
     } catch (const Error& e) {
         w.ticket->push(Rejected{e.what(), true});
@@ -149,11 +157,6 @@ void Scheduler::dispatch(std::vector<BatchEvent> events) {
         Running& r = it->second;
         if (e.token >= 0) r.generated_tokens++;
         const bool last = e.finished.has_value();
-        if (last) {
-            std::lock_guard lock(mutex_);
-            counters_.prompt_tokens += e.finished->prompt_tokens;
-            counters_.generated_tokens += e.finished->generated_tokens;
-        }
         r.ticket->push(std::move(e));
         if (last) running_.erase(it);
     }
@@ -172,11 +175,6 @@ void Scheduler::end_all(const std::optional<std::string>& failure) {
         stats.prompt_tokens = r.prompt_tokens;
         stats.generated_tokens = r.generated_tokens;
         stats.stop = StopReason::Stopped;
-        {
-            std::lock_guard lock(mutex_);
-            counters_.prompt_tokens += r.prompt_tokens;
-            counters_.generated_tokens += r.generated_tokens;
-        }
         r.ticket->push(BatchEvent{id, -1, "", std::nullopt, std::move(stats)});
     }
     running_.clear();

@@ -64,10 +64,9 @@ private:
 struct SchedulerCounters {
     int queued = 0;   // waiting for a free sequence
     int running = 0;  // sequences in the batch
-    long long prompt_tokens = 0;
-    long long generated_tokens = 0;
-    double step_seconds = 0;      // time spent in step()
-    long long step_tokens = 0;    // tokens those steps produced
+    long long prompt_tokens = 0;     // of every request admitted
+    long long generated_tokens = 0;  // every token sampled, cancelled sequences' too
+    double step_seconds = 0;         // time spent in step()
 };
 
 class Scheduler {
@@ -79,7 +78,7 @@ public:
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
 
-    // Null when the queue is full or the scheduler has shut down.
+    // Null when the queue is full. After shutdown() the ticket says so (Rejected).
     std::shared_ptr<Ticket> submit(Job job);
 
     // Ends every job (queued ones rejected, running ones given a last

@@ -103,6 +103,19 @@ def expect_error(server, status, err_type, body=None, method="POST", path="/v1/c
     return r
 
 
+def metric(server, name):
+    text = server.http.get("/metrics", headers={"Authorization": "Bearer secret"}).text
+    return int(text.split(f"\n{name} ")[1].split()[0])
+
+
+def queue_length(server):
+    return metric(server, "smolinfer_queue_length")
+
+
+def generated_tokens(server):
+    return metric(server, "smolinfer_generated_tokens_total")
+
+
 def main():
     expect(BINARY.exists(), f"{BINARY} not built")
     expect(Path(MODEL).exists(), f"no model at {MODEL} (set SMOLINFER_MODEL)")
@@ -259,19 +272,26 @@ def main():
 
     def sigterm_ends_streams():
         done = {}
+        streaming = threading.Event()
 
         def stream():
             with server.http.stream("POST", "/v1/completions",
                                     json={"prompt": "Once upon a time", "max_tokens": 400, "stream": True}) as r:
-                done["lines"] = [line for line in r.iter_lines() if line]
+                lines = []
+                for line in r.iter_lines():
+                    if line:
+                        lines.append(line)
+                        streaming.set()
+                done["lines"] = lines
         t = threading.Thread(target=stream)
         t.start()
-        time.sleep(1.0)
+        expect(streaming.wait(timeout=60), "the stream started")
         code = server.stop()
         t.join(timeout=30)
         expect(code == 0, f"exit code {code}")
         lines = done.get("lines", [])
         expect(lines and lines[-1] == "data: [DONE]", f"stream ended with {lines[-2:]}")
+        expect('"finish_reason":"stop"' in lines[-2], f"last chunk {lines[-2]}")
     check("SIGTERM: in-flight stream ends with [DONE], exit 0", sigterm_ends_streams)
 
     # A server with an API key, one sequence and a queue of one.
@@ -290,6 +310,7 @@ def main():
 
     def queue_full_and_disconnect():
         auth = {"Authorization": "Bearer secret"}
+        generated_before = generated_tokens(keyed)
         body = {"prompt": "Once upon a time", "max_tokens": 300, "stream": True}
         first = keyed.http.stream("POST", "/v1/completions", json=body, headers=auth)
         r1 = first.__enter__()
@@ -299,13 +320,19 @@ def main():
         t = threading.Thread(target=lambda: waiting.update(
             r=keyed.http.post("/v1/completions", json={"prompt": "Hi", "max_tokens": 2}, headers=auth)))
         t.start()
-        time.sleep(0.5)  # the second request is in the queue now
+        deadline = time.monotonic() + 30
+        while queue_length(keyed) != 1:  # the second request waits in the queue now
+            expect(time.monotonic() < deadline, "the second request never queued")
+            time.sleep(0.05)
         r3 = expect_error(keyed, 503, "server_error", {"prompt": "Hi", "max_tokens": 2}, path="/v1/completions", headers=auth)
         expect(r3.headers.get("Retry-After") == "1", "Retry-After: 1")
         # The first client hangs up: its sequence ends at once, so the queued one runs.
         first.__exit__(None, None, None)
-        t.join(timeout=10)
+        t.join(timeout=60)
         expect(not t.is_alive() and waiting["r"].status_code == 200, "the queued request ran after the disconnect")
+        # The first stream's sequence ended when its client left, not after its 300 tokens.
+        n = generated_tokens(keyed) - generated_before
+        expect(n < 50, f"{n} tokens generated: the disconnected stream was not cancelled")
     check("queue bound (503 + Retry-After) and a disconnect frees the sequence", queue_full_and_disconnect)
     expect(keyed.stop() == 0, "keyed server exit code")
 
