@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +23,27 @@ constexpr const char* kAnyJsonObject = R"({"type":"object"})";
 [[noreturn]] void bad(const std::string& name, const std::string& what) {
     throw BadRequest("'" + name + "' must be " + what, name);
 }
+// "0" or a decimal without leading zeros, at most 10 digits (as the browser
+// API's /^(0|[1-9][0-9]{0,9})$/).
+bool is_token_id_key(const std::string& key) {
+    if (key.empty() || key.size() > 10) return false;
+    if (key[0] == '0') return key.size() == 1;
+    for (char c : key) {
+        if (c < '0' || c > '9') return false;
+    }
+    return true;
+}
+
+// 1-64 letters, digits, '_' or '-' (OpenAI's rule for a schema's name).
+bool is_schema_name(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
 [[noreturn]] void unknown(const std::string& name) { throw BadRequest("unknown field '" + name + "'", name); }
 
 const std::set<std::string>& allowed_fields(Endpoint endpoint) {
@@ -152,11 +172,10 @@ std::vector<LogitBias> logit_bias(const Fields& f) {
     const json* v = f.get("logit_bias");
     if (!v) return {};
     if (!v->is_object()) bad("logit_bias", "an object mapping token ids to numbers");
-    static const std::regex token_id("^(0|[1-9][0-9]{0,9})$");
     std::vector<LogitBias> out;
     for (const auto& [key, bias] : v->items()) {
         const std::string name = "logit_bias." + key;
-        if (!std::regex_match(key, token_id) || std::stod(key) > kMaxInt32) bad(name, "keyed by a token id (an integer >= 0)");
+        if (!is_token_id_key(key) || std::stod(key) > kMaxInt32) bad(name, "keyed by a token id (an integer >= 0)");
         if (!bias.is_number() || !std::isfinite(bias.get<double>()) || std::fabs(bias.get<double>()) > kLogitBiasRange) {
             bad(name, "a number in [-100, 100]");
         }
@@ -184,9 +203,8 @@ std::optional<std::string> response_format(const Fields& f) {
             unknown("response_format.json_schema." + key);
         }
     }
-    static const std::regex name_ok("^[A-Za-z0-9_-]{1,64}$");
     const json name = js.value("name", json());
-    if (!name.is_string() || !std::regex_match(name.get<std::string>(), name_ok)) {
+    if (!name.is_string() || !is_schema_name(name.get<std::string>())) {
         bad("response_format.json_schema.name", "1-64 letters, digits, '_' or '-'");
     }
     const json strict = js.value("strict", json());

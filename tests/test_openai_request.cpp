@@ -74,6 +74,7 @@ TEST(OpenAIRequest, MapsEveryField) {
     EXPECT_FLOAT_EQ(s.frequency_penalty, 0.25f);
     EXPECT_FLOAT_EQ(s.presence_penalty, -1.0f);
     ASSERT_EQ(s.logit_bias.size(), 2u);
+    EXPECT_EQ(chat(R"("logit_bias":{"2147483647":1})").options.sampling.logit_bias[0].token, 2147483647);
     // nlohmann's objects iterate in key order.
     EXPECT_EQ(s.logit_bias[0].token, 0);
     EXPECT_FLOAT_EQ(s.logit_bias[0].bias, 2.5f);
@@ -117,6 +118,14 @@ TEST(OpenAIRequest, ResponseFormat) {
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_object","json_schema":{}})").param(), "response_format.json_schema");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_schema","json_schema":{"name":"bad name","schema":{}}})").param(),
               "response_format.json_schema.name");
+    const auto named = [](const std::string& name) {
+        return R"("response_format":{"type":"json_schema","json_schema":{"name":")" + name + R"(","schema":{}}})";
+    };
+    EXPECT_EQ(chat(named(std::string(64, 'a'))).options.json_schema, "{}");
+    EXPECT_EQ(chat(named("A-z_09")).options.json_schema, "{}");
+    EXPECT_EQ(chat_error(named(std::string(65, 'a'))).param(), "response_format.json_schema.name");
+    EXPECT_EQ(chat_error(named("")).param(), "response_format.json_schema.name");
+    EXPECT_EQ(chat_error(named("a.b")).param(), "response_format.json_schema.name");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_schema","json_schema":{"name":"n","schema":[]}})").param(),
               "response_format.json_schema.schema");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{},"x":1}})").param(),
@@ -167,6 +176,9 @@ TEST(OpenAIRequest, FieldErrorsNameTheField) {
         {R"("logit_bias":{"x":1})", "logit_bias.x"},
         {R"("logit_bias":{"01":1})", "logit_bias.01"},
         {R"("logit_bias":{"3000000000":1})", "logit_bias.3000000000"},
+        {R"("logit_bias":{"12345678901":1})", "logit_bias.12345678901"},
+        {R"("logit_bias":{"-1":1})", "logit_bias.-1"},
+        {R"("logit_bias":{"":1})", "logit_bias."},
         {R"("logit_bias":{"5":101})", "logit_bias.5"},
         {R"("logit_bias":[])", "logit_bias"},
         {R"("frequency_penalty":3)", "frequency_penalty"},
