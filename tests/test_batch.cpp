@@ -63,7 +63,7 @@ GenerateOptions sampled(int max_tokens, uint32_t seed) {
 std::vector<Request> requests() {
     // Prompts of different lengths (several 64-token chunks for some), greedy and seeded.
     std::string long_text;
-    for (int i = 0; i < 12; ++i) long_text += "The river carries silt from the mountains to the delta, season after season. ";
+    for (int i = 0; i < 5; ++i) long_text += "The river carries silt from the mountains to the delta, season after season. ";
     return {
         {"What is the capital of France?", greedy(12)},
         {"Write a haiku about the sea.", sampled(14, 7)},
