@@ -1,0 +1,150 @@
+// The serving part of `make bench` (issue 13): `smolinfer serve` next to
+// llama.cpp's llama-server, same model, threads, slots (--parallel) and
+// context per sequence. At each concurrency level C (1, 4, 8, 16) it sends
+// C streaming chat completions at once (greedy, max_tokens fixed), several
+// rounds, and measures the aggregate tokens/s and the time to first token.
+// Levels above --parallel queue on both servers.
+//
+// Until smolinfer has `serve`, only llama-server runs and the report says so.
+//
+// Run by bench/bench.mjs (BENCH_PARTS=serve), or alone:
+//   LLAMA_SERVER=build/llama.cpp/build/bin/llama-server BENCH_SERVE_MODEL=model.gguf node bench/serve_bench.mjs
+// Environment:
+//   SMOLINFER_BIN          build/native/smolinfer
+//   LLAMA_SERVER           llama.cpp's llama-server (bench/build-llama-server builds it)
+//   BENCH_SERVE_MODEL      the model (alone; bench.mjs uses the first of BENCH_MODELS)
+//   BENCH_SERVE_THREADS    threads of each server (default 2)
+//   BENCH_SERVE_PARALLEL   slots, --parallel (default 8)
+//   BENCH_SERVE_CTX        context per sequence (default 512)
+//   BENCH_SERVE_LEVELS     concurrency levels (default 1,4,8,16)
+//   BENCH_SERVE_ROUNDS     rounds per level (default 3; BENCH_QUICK=1: 1)
+//   BENCH_SERVE_GEN        max_tokens per request (default 64)
+//   BENCH_SERVE_SELFTEST=1 run llama-server in smolinfer's place too (tests the benchmark itself)
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { OURS, THEIRS, engineCommands, hasServe, startServer } from "./serve_engines.mjs";
+import { runLevel, runRound, streamChat } from "./serve_load.mjs";
+import { servePrompts } from "./serve_prompts.mjs";
+import { serveSection } from "./serve_report.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+
+/** The serving benchmark's settings from the environment (throws on a bad value). */
+export function serveConfig(env, quick) {
+  const count = (name, fallback) => {
+    const v = env[name];
+    if (v === undefined || v === "") return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${v}"`);
+    return n;
+  };
+  const levels = (env.BENCH_SERVE_LEVELS || "1,4,8,16").split(",").map((x) => Number(x.trim()));
+  if (levels.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_SERVE_LEVELS must be positive integers`);
+  return {
+    smolinfer: env.SMOLINFER_BIN ?? path.join(repo, "build", "native", "smolinfer"),
+    llamaServer: env.LLAMA_SERVER ?? "",
+    threads: count("BENCH_SERVE_THREADS", 2),
+    parallel: count("BENCH_SERVE_PARALLEL", 8),
+    ctx: count("BENCH_SERVE_CTX", 512),
+    levels,
+    rounds: count("BENCH_SERVE_ROUNDS", quick ? 1 : 3),
+    maxTokens: count("BENCH_SERVE_GEN", 64),
+    selftest: env.BENCH_SERVE_SELFTEST === "1",
+  };
+}
+
+const requestBody = (modelId, maxTokens, ignoreEos) => (prompt) => ({
+  model: modelId,
+  messages: [{ role: "user", content: prompt }],
+  max_tokens: maxTokens,
+  temperature: 0,
+  stream_options: { include_usage: true },
+  ...(ignoreEos ? { ignore_eos: true } : {}),
+});
+
+/** The id the server lists first under GET /v1/models: the name requests give as `model`. */
+async function servedModel(url) {
+  const r = await fetch(`${url}/v1/models`);
+  if (!r.ok) throw new Error(`GET /v1/models: HTTP ${r.status}`);
+  const id = (await r.json()).data?.[0]?.id;
+  if (typeof id !== "string") throw new Error("GET /v1/models lists no model");
+  return id;
+}
+
+/** Whether a server takes llama-server's `ignore_eos` (an extension; a strict server answers 400). */
+async function takesIgnoreEos(url, modelId) {
+  try {
+    await streamChat(url, requestBody(modelId, 2, true)(servePrompts[0]));
+    return true;
+  } catch (e) {
+    if (/^HTTP 4\d\d/.test(e.message)) return false;
+    throw e;
+  }
+}
+
+/**
+ * Runs the benchmark; resolves to { settings, model, skipped, ignoreEos, llamaCommit,
+ * engines: { name: { command, levels: [runLevel results] } }, errors }.
+ * `model` is { key, file }.
+ */
+export async function runServe(sc, model, log) {
+  const out = { settings: sc, model, skipped: "", ignoreEos: true, engines: {}, errors: [], llamaCommit: "" };
+  if (!sc.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it with bench/build-llama-server)");
+  // "version: N (abcdef0)" on stderr
+  const version = spawnSync(sc.llamaServer, ["--version"], { encoding: "utf8" });
+  out.llamaCommit = (`${version.stdout}${version.stderr}`.match(/version: \S+ \(([0-9a-f]+)\)/) ?? [])[1] ?? "";
+  const commands = engineCommands({ ...sc, model: model.file });
+  if (sc.selftest) {
+    commands[OURS] = commands[THEIRS];
+    out.skipped = `BENCH_SERVE_SELFTEST=1: llama-server ran in smolinfer's place (a test of the benchmark, not of smolinfer)`;
+  } else if (!hasServe(sc.smolinfer)) {
+    delete commands[OURS];
+    out.skipped = `${sc.smolinfer} has no \`serve\` command yet: llama-server ran alone`;
+    log(`[serve] ${out.skipped}`);
+  }
+  // smolinfer first: whether it takes ignore_eos decides it for both, so that both stop at the same tokens.
+  for (const name of [OURS, THEIRS].filter((n) => commands[n])) {
+    const where = `[serve ${name}]`;
+    let server;
+    try {
+      server = await startServer(commands[name], { log: (s) => log(`${where} ${s}`) });
+      const modelId = await servedModel(server.url);
+      if (name === OURS) out.ignoreEos = await takesIgnoreEos(server.url, modelId);
+      const body = requestBody(modelId, sc.maxTokens, out.ignoreEos);
+      await runRound(server.url, body, servePrompts, 1, 0); // warm-up, not measured
+      const levels = [];
+      for (const c of sc.levels) {
+        const r = await runLevel(server.url, body, servePrompts, c, sc.rounds);
+        levels.push(r);
+        log(`${where} ${c} stream(s): ${r.tps.toFixed(1)} tok/s, first token ${r.ttftMedianMs.toFixed(0)} ms median` +
+          ` / ${r.ttftP90Ms.toFixed(0)} ms p90, ${r.streamTps.toFixed(1)} tok/s per stream, ${r.tokensPerRequest} tokens per request` +
+          `${r.errors.length ? `, ${r.errors.length} failed: ${r.errors[0]}` : ""}`);
+        for (const e of r.errors) out.errors.push(`serve ${name} at ${c} streams: ${e}`);
+      }
+      out.engines[name] = { command: [commands[name][0], ...commands[name][1]].join(" "), levels };
+    } catch (e) {
+      out.errors.push(`serve ${name}: ${e.message}`);
+      log(`${where} ERROR ${e.message}`);
+    } finally {
+      await server?.stop();
+    }
+  }
+  return out;
+}
+
+// Alone: `node bench/serve_bench.mjs` prints the section bench/RESULTS.md would get.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const env = process.env;
+  const sc = serveConfig(env, env.BENCH_QUICK === "1");
+  const file = env.BENCH_SERVE_MODEL;
+  if (!file) throw new Error("set BENCH_SERVE_MODEL=/path/to/model.gguf");
+  const result = await runServe(sc, { key: path.basename(file), file }, (...a) => console.error(...a));
+  console.log(serveSection(result).join("\n"));
+  if (result.errors.length) {
+    console.error(`serve: ${result.errors.length} problem(s):\n  ${result.errors.join("\n  ")}`);
+    process.exit(1);
+  }
+}
