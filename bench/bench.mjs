@@ -2,7 +2,8 @@
 // smolinfer next to llama.cpp natively (native.mjs) and next to wllama in
 // headless Chromium (browser.mjs), on the same model files, with the same
 // token counts and threads, plus the memory roofline for decoding
-// (roofline.mjs). Prints the report (report.mjs) and writes it to
+// (roofline.mjs), plus `smolinfer serve` next to llama-server under
+// concurrent streams (serve_bench.mjs). Prints the report (report.mjs) and writes it to
 // bench/RESULTS.md; the raw numbers go to build/bench/results.json. Exits
 // 1 if any part failed (the report then says what is missing and why).
 //
@@ -10,14 +11,16 @@
 //   BENCH_MODELS      "Q4_1=/path.gguf,Q4_K_M=/path.gguf"
 //   SMOLINFER_BIN     build/native/smolinfer
 //   LLAMA_BENCH       llama.cpp's llama-bench
+//   LLAMA_SERVER      llama.cpp's llama-server (the serve part)
 //   BANDWIDTH_BIN     build/bench/bandwidth
 //   BENCH_QUICK=1     a smoke run: one repetition, the report to build/bench/RESULTS-quick.md
 //   BENCH_REPS        repetitions per measurement (default 5 native, 3 browser; the median is reported)
 //   BENCH_THREADS     thread counts (default 1,2)
-//   BENCH_PARTS       any of native,browser,roofline (default all three)
+//   BENCH_PARTS       any of native,browser,roofline,serve (default all four)
 //   BENCH_PROMPT, BENCH_GEN   prefill and decode token counts (default 128, 128)
 //   BENCH_WLLAMA_FA_AUTO=1    also run wllama with flash attention on ("auto", llama.cpp's default)
 //   BENCH_SETTLE_SECONDS      wait at most this long for the load average to fall below 0.5 first (default 120, quick 0)
+//   BENCH_SERVE_*     the serve part's settings (serve_bench.mjs lists them; it runs on the first of BENCH_MODELS)
 //   BENCH_OUT         where to write the report (default bench/RESULTS.md; quick: build/bench/RESULTS-quick.md)
 import fs from "node:fs";
 import path from "node:path";
@@ -27,6 +30,7 @@ import { describeMachine, llamaBuild, loadavg } from "./machine.mjs";
 import { runNative } from "./native.mjs";
 import { report } from "./report.mjs";
 import { measureRoofline } from "./roofline.mjs";
+import { runServe, serveConfig } from "./serve_bench.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
@@ -52,10 +56,11 @@ function readConfig() {
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline"])),
+    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve"])),
     prompt: positiveInt("BENCH_PROMPT", 128),
     gen: positiveInt("BENCH_GEN", 128),
     wllamaFaAuto: env.BENCH_WLLAMA_FA_AUTO === "1",
+    serve: serveConfig(env, quick),
     out: env.BENCH_OUT ?? (quick ? path.join(repo, "build", "bench", "RESULTS-quick.md") : path.join(here, "RESULTS.md")),
   };
   if (!config.models.length) throw new Error("BENCH_MODELS is empty (run bench/run, or set BENCH_MODELS=Q4_1=/path/to/model.gguf)");
@@ -63,8 +68,9 @@ function readConfig() {
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  for (const p of config.parts) if (!["native", "browser", "roofline"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
+  for (const p of config.parts) if (!["native", "browser", "roofline", "serve"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
   if (config.parts.has("native") && !config.llamaBench) throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
+  if (config.parts.has("serve") && !config.serve.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it)");
   return config;
 }
 
@@ -85,17 +91,22 @@ const invokedLoad = loadavg();
 await settle(config.quick);
 const machine = describeMachine(repo, here);
 machine.loadInvoked = env.BENCH_LOAD_INVOKED || invokedLoad;
-machine.llamaBuild = llamaBuild(config.llamaBench);
+machine.llamaBuild = llamaBuild(config.llamaBench || (config.parts.has("serve") ? config.serve.llamaServer : ""));
 log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart}`);
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
-const results = { native: [], browser: [], errors: [], roofline: null, llamaModelSize: {}, llamaCommit: "", chromium: "" };
+const results = { native: [], browser: [], errors: [], roofline: null, serve: null, llamaModelSize: {}, llamaCommit: "", chromium: "" };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
 const parts = {
   roofline: async () => (results.roofline = measureRoofline(config, log)),
   native: async () => runNative(config, results, log),
   browser: async () => (await import("./browser.mjs")).runBrowserPart(config, results, log), // playwright-core only when needed
+  serve: async () => {
+    results.serve = await runServe(config.serve, config.models[0], log);
+    results.errors.push(...results.serve.errors);
+    results.llamaCommit ||= results.serve.llamaCommit;
+  },
 };
 const partMinutes = {};
 for (const [name, run] of Object.entries(parts)) {

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { rooflineTps } from "./roofline.mjs";
+import { serveSection, serveTargets } from "./serve_report.mjs";
 
 const fmt = (x) => (Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x.toFixed(1)) : "—");
 const ratio = (a, b) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(2)}x` : "—");
@@ -60,6 +61,7 @@ function targets(config, results) {
       out.push({ what: `${key} browser decode, 2 threads vs 1`, bar: 1.7, got: two?.tg / one?.tg });
     }
   }
+  if (config.parts.has("serve")) out.push(...serveTargets(results.serve));
   return out;
 }
 
@@ -73,7 +75,7 @@ export function report(config, results, m) {
 
   L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
   L();
-  const skipped = ["native", "browser", "roofline"].filter((p) => !config.parts.has(p));
+  const skipped = ["native", "browser", "roofline", "serve"].filter((p) => !config.parts.has(p));
   if (skipped.length) {
     L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
     L();
@@ -223,6 +225,8 @@ export function report(config, results, m) {
     L();
   }
 
+  if (config.parts.has("serve") && results.serve) for (const line of serveSection(results.serve)) L(line);
+
   if (results.errors.length) {
     L(`## Problems`);
     L();
@@ -240,7 +244,7 @@ export function report(config, results, m) {
   L(`| OS | ${m.os} |`);
   L(`| load average | when bench/run started ${m.loadInvoked || "?"}; when measuring began ${m.loadStart}; at the end ${m.loadEnd} |`);
   L(`| smolinfer | ${m.smolinfer}; native built with ${m.compiler || "?"}; WebAssembly with Emscripten ${m.emcc || "?"} |`);
-  if (config.parts.has("native")) L(`| llama.cpp | ${results.llamaCommit || "?"} (node-llama-cpp ${m.nodeLlamaCpp || "?"}'s source), ${m.llamaBuild || "?"} |`);
+  if (config.parts.has("native") || config.parts.has("serve")) L(`| llama.cpp | ${results.llamaCommit || "?"} (node-llama-cpp ${m.nodeLlamaCpp || "?"}'s source), ${m.llamaBuild || "?"} |`);
   if (config.parts.has("browser")) L(`| browser | Chromium ${results.chromium || "?"} (headless), @wllama/wllama ${m.wllama || "?"} |`);
   L(`| node | ${m.node} |`);
   L(`| models | ${config.models.map((x) => `${x.key}: ${path.basename(x.file)} (${(fs.statSync(x.file).size / 1e6).toFixed(1)} MB)`).join("; ")} |`);
