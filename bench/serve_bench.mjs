@@ -2,8 +2,9 @@
 // llama.cpp's llama-server, same model, threads, slots (--parallel) and
 // context per sequence. At each concurrency level C (1, 4, 8, 16) it sends
 // C streaming chat completions at once (greedy, max_tokens fixed), several
-// rounds, and measures the aggregate tokens/s and the time to first token.
-// Levels above --parallel queue on both servers.
+// rounds (the two servers taking turns), and measures the aggregate
+// tokens/s and the time to first token. Levels above --parallel queue on
+// both servers.
 //
 // Until smolinfer has `serve`, only llama-server runs and the report says so.
 //
@@ -25,7 +26,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { OURS, THEIRS, engineCommands, hasServe, startServer } from "./serve_engines.mjs";
-import { runLevel, runRound, streamChat } from "./serve_load.mjs";
+import { runRound, streamChat, summariseLevel } from "./serve_load.mjs";
 import { servePrompts } from "./serve_prompts.mjs";
 import { serveSection } from "./serve_report.mjs";
 
@@ -86,9 +87,13 @@ async function takesIgnoreEos(url, modelId) {
 }
 
 /**
- * Runs the benchmark; resolves to { settings, model, skipped, ignoreEos, llamaCommit,
- * engines: { name: { command, levels: [runLevel results] } }, errors }.
- * `model` is { key, file }.
+ * Runs the benchmark; resolves to { settings, model, skipped, ignoreEos,
+ * llamaCommit, engines: { name: { command, levels: [summariseLevel results] } },
+ * errors }. `model` is { key, file }.
+ *
+ * Both servers run at once (an idle one waits on a condition variable,
+ * using no CPU) and take turns round by round, so that other load on the
+ * machine and the client's own warm-up fall on both alike.
  */
 export async function runServe(sc, model, log) {
   const out = { settings: sc, model, skipped: "", ignoreEos: true, engines: {}, errors: [], llamaCommit: "" };
@@ -105,32 +110,47 @@ export async function runServe(sc, model, log) {
     out.skipped = `${sc.smolinfer} has no \`serve\` command yet: llama-server ran alone`;
     log(`[serve] ${out.skipped}`);
   }
-  // smolinfer first: whether it takes ignore_eos decides it for both, so that both stop at the same tokens.
-  for (const name of [OURS, THEIRS].filter((n) => commands[n])) {
-    const where = `[serve ${name}]`;
-    let server;
-    try {
-      server = await startServer(commands[name], { log: (s) => log(`${where} ${s}`) });
-      const modelId = await servedModel(server.url);
-      if (name === OURS) out.ignoreEos = await takesIgnoreEos(server.url, modelId);
-      const body = requestBody(modelId, sc.maxTokens, out.ignoreEos);
-      await runRound(server.url, body, servePrompts, 1, 0); // warm-up, not measured
-      const levels = [];
-      for (const c of sc.levels) {
-        const r = await runLevel(server.url, body, servePrompts, c, sc.rounds);
-        levels.push(r);
-        log(`${where} ${c} stream(s): ${r.tps.toFixed(1)} tok/s, first token ${r.ttftMedianMs.toFixed(0)} ms median` +
-          ` / ${r.ttftP90Ms.toFixed(0)} ms p90, ${r.streamTps.toFixed(1)} tok/s per stream, ${r.tokensPerRequest} tokens per request` +
-          `${r.errors.length ? `, ${r.errors.length} failed: ${r.errors[0]}` : ""}`);
-        for (const e of r.errors) out.errors.push(`serve ${name} at ${c} streams: ${e}`);
+
+  const servers = {};
+  try {
+    for (const name of [OURS, THEIRS].filter((n) => commands[n])) {
+      try {
+        const server = await startServer(commands[name], { log: (s) => log(`[serve ${name}] ${s}`) });
+        servers[name] = { ...server, modelId: await servedModel(server.url).catch(async (e) => {
+          await server.stop();
+          throw e;
+        }) };
+      } catch (e) {
+        out.errors.push(`serve ${name}: ${e.message}`);
+        log(`[serve ${name}] ERROR ${e.message}`);
       }
-      out.engines[name] = { command: [commands[name][0], ...commands[name][1]].join(" "), levels };
-    } catch (e) {
-      out.errors.push(`serve ${name}: ${e.message}`);
-      log(`${where} ERROR ${e.message}`);
-    } finally {
-      await server?.stop();
     }
+    // ignore_eos only if smolinfer takes it, so that both stop at the same tokens.
+    if (servers[OURS]) out.ignoreEos = await takesIgnoreEos(servers[OURS].url, servers[OURS].modelId);
+    const running = Object.keys(servers);
+    const body = (name) => requestBody(servers[name].modelId, sc.maxTokens, out.ignoreEos);
+    const top = Math.max(...sc.levels);
+    for (const name of running) await runRound(servers[name].url, body(name), servePrompts, top, 0); // warm-up, not measured
+    for (const name of running) out.engines[name] = { command: [commands[name][0], ...commands[name][1]].join(" "), levels: [] };
+    for (const c of sc.levels) {
+      const rounds = Object.fromEntries(running.map((n) => [n, []]));
+      for (let r = 0; r < sc.rounds; r++) {
+        for (const name of running) rounds[name].push(await runRound(servers[name].url, body(name), servePrompts, c, r * c));
+      }
+      for (const name of running) {
+        const l = summariseLevel(c, rounds[name]);
+        out.engines[name].levels.push(l);
+        log(`[serve ${name}] ${c} stream(s): ${l.tps.toFixed(1)} tok/s, first token ${l.ttftMedianMs.toFixed(0)} ms median` +
+          ` / ${l.ttftP90Ms.toFixed(0)} ms p90, ${l.streamTps.toFixed(1)} tok/s per stream, ${l.tokensPerRequest} tokens per request` +
+          `${l.errors.length ? `, ${l.errors.length} failed: ${l.errors[0]}` : ""}`);
+        for (const e of l.errors) out.errors.push(`serve ${name} at ${c} streams: ${e}`);
+      }
+    }
+  } catch (e) {
+    out.errors.push(`serve: ${e.message}`);
+    log(`[serve] ERROR ${e.message}`);
+  } finally {
+    for (const server of Object.values(servers)) await server.stop();
   }
   return out;
 }

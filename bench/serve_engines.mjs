@@ -51,9 +51,10 @@ export async function startServer([cmd, args], { timeoutMs = 120_000, log = () =
     child.stdout.setEncoding("utf8").on("data", scan);
     child.stderr.setEncoding("utf8").on("data", scan);
   });
-  const gone = new Promise((resolve) => child.on("exit", (code, signal) => resolve((exited = signal ?? code))));
-  child.on("error", (e) => {
-    exited = e.message;
+  // A program that cannot be started emits "error" and no "exit".
+  const gone = new Promise((resolve) => {
+    child.on("exit", (code, signal) => resolve((exited = signal ?? code)));
+    child.on("error", (e) => resolve((exited = e.message)));
   });
 
   const stop = async () => {

@@ -77,21 +77,19 @@ export async function runRound(url, makeBody, prompts, concurrency, offset) {
 }
 
 /**
- * `rounds` rounds at one concurrency level, summarised: the median round's
+ * The rounds of one concurrency level, summarised: the median round's
  * aggregate tokens/s; time to first token (send to first text) over every
  * request of every round, median and 90th percentile; each stream's own
  * decode rate ((tokens − 1) / (end − first)), median.
  */
-export async function runLevel(url, makeBody, prompts, concurrency, rounds) {
-  const all = [];
-  for (let r = 0; r < rounds; r++) all.push(await runRound(url, makeBody, prompts, concurrency, r * concurrency));
-  const requests = all.flatMap((r) => r.requests);
+export function summariseLevel(concurrency, rounds) {
+  const requests = rounds.flatMap((r) => r.requests);
   const ttft = requests.map((q) => q.first - q.start);
   const streamTps = requests.filter((q) => q.tokens > 1).map((q) => (q.tokens - 1) / ((q.end - q.first) / 1000));
   return {
     concurrency,
-    tps: median(all.map((r) => r.tps)),
-    roundTps: all.map((r) => r.tps),
+    tps: median(rounds.map((r) => r.tps)),
+    roundTps: rounds.map((r) => r.tps),
     ttftMedianMs: median(ttft),
     ttftP90Ms: percentile(ttft, 0.9),
     streamTps: median(streamTps),
@@ -100,6 +98,6 @@ export async function runLevel(url, makeBody, prompts, concurrency, rounds) {
     chunksPerToken: median(requests.filter((q) => q.usageTokens).map((q) => q.chunks / q.usageTokens)),
     finishReasons: [...new Set(requests.map((q) => q.finish))],
     requests: requests.length,
-    errors: all.flatMap((r) => r.errors),
+    errors: rounds.flatMap((r) => r.errors),
   };
 }
