@@ -98,9 +98,10 @@ async function takesIgnoreEos(url, modelId) {
 export async function runServe(sc, model, log) {
   const out = { settings: sc, model, skipped: "", ignoreEos: true, engines: {}, errors: [], llamaCommit: "" };
   if (!sc.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it with bench/build-llama-server)");
-  // "version: N (abcdef0)" on stderr
+  // "version: 0.4.0-dev (build 1, commit 80fb11a)" (older releases: "version: N (80fb11a)")
   const version = spawnSync(sc.llamaServer, ["--version"], { encoding: "utf8" });
-  out.llamaCommit = (`${version.stdout}${version.stderr}`.match(/version: \S+ \(([0-9a-f]+)\)/) ?? [])[1] ?? "";
+  const m = `${version.stdout}${version.stderr}`.match(/version: [^\n]*?(?:commit |\()([0-9a-f]{7,})\b/);
+  out.llamaCommit = m?.[1] ?? "";
   const commands = engineCommands({ ...sc, model: model.file });
   if (sc.selftest) {
     commands[OURS] = commands[THEIRS];
