@@ -93,9 +93,11 @@ export function report(config, results, m) {
     ...(config.parts.has("native") ? [`${config.nativeReps} run(s) natively`] : []),
     ...(config.parts.has("browser") ? [`${config.browserReps} in the browser`] : []),
   ];
-  L(`Prefill (pp${P}): a batch of ${P} tokens. Decode (tg${G}): ${G} tokens one at a time. Tokens/s` +
-    `${reps.length ? `, the median of ${reps.join(" and ")}` : ""}, each engine timing itself. Ratios are smolinfer / the other engine.`);
-  L();
+  if (reps.length) {
+    L(`Prefill (pp${P}): a batch of ${P} tokens. Decode (tg${G}): ${G} tokens one at a time. Tokens/s, the median of` +
+      ` ${reps.join(" and ")}, each engine timing itself. Ratios are smolinfer / the other engine.`);
+    L();
+  }
 
   const goals = targets(config, results);
   if (goals.length) {
