@@ -57,13 +57,16 @@ export function serveConfig(env, quick) {
   };
 }
 
-const requestBody = (modelId, maxTokens, ignoreEos) => (prompt) => ({
+// `extras` are the optional fields every server in the run takes:
+// ignore_eos (llama-server's extension) and stream_options.include_usage
+// (OpenAI's; without it tokens are counted as text chunks).
+const requestBody = (modelId, maxTokens, extras) => (prompt) => ({
   model: modelId,
   messages: [{ role: "user", content: prompt }],
   max_tokens: maxTokens,
   temperature: 0,
-  stream_options: { include_usage: true },
-  ...(ignoreEos ? { ignore_eos: true } : {}),
+  ...(extras.includeUsage ? { stream_options: { include_usage: true } } : {}),
+  ...(extras.ignoreEos ? { ignore_eos: true } : {}),
 });
 
 /** The id the server lists first under GET /v1/models: the name requests give as `model`. */
@@ -75,19 +78,25 @@ async function servedModel(url) {
   return id;
 }
 
-/** Whether a server takes llama-server's `ignore_eos` (an extension; a strict server answers 400). */
-async function takesIgnoreEos(url, modelId) {
-  try {
-    await streamChat(url, requestBody(modelId, 2, true)(servePrompts[0]));
-    return true;
-  } catch (e) {
-    if (/^HTTP 4\d\d/.test(e.message)) return false;
-    throw e;
+/**
+ * The optional fields a server takes, found by asking with all of them and
+ * dropping one at a time while it answers 4xx (a strict server rejects
+ * fields it does not know).
+ */
+async function acceptedExtras(url, modelId) {
+  const tries = [{ ignoreEos: true, includeUsage: true }, { ignoreEos: false, includeUsage: true }, { ignoreEos: false, includeUsage: false }];
+  for (const extras of tries) {
+    try {
+      await streamChat(url, requestBody(modelId, 2, extras)(servePrompts[0]));
+      return extras;
+    } catch (e) {
+      if (!/^HTTP 4\d\d/.test(e.message) || extras === tries.at(-1)) throw e;
+    }
   }
 }
 
 /**
- * Runs the benchmark; resolves to { settings, model, skipped, ignoreEos,
+ * Runs the benchmark; resolves to { settings, model, skipped, extras,
  * llamaCommit, engines: { name: { command, levels: [summariseLevel results] } },
  * errors }. `model` is { key, file }.
  *
@@ -96,7 +105,7 @@ async function takesIgnoreEos(url, modelId) {
  * machine and the client's own warm-up fall on both alike.
  */
 export async function runServe(sc, model, log) {
-  const out = { settings: sc, model, skipped: "", ignoreEos: true, engines: {}, errors: [], llamaCommit: "" };
+  const out = { settings: sc, model, skipped: "", extras: { ignoreEos: true, includeUsage: true }, engines: {}, errors: [], llamaCommit: "" };
   if (!sc.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it with bench/build-llama-server)");
   // "version: 0.4.0-dev (build 1, commit 80fb11a)" (older releases: "version: N (80fb11a)")
   const version = spawnSync(sc.llamaServer, ["--version"], { encoding: "utf8" });
@@ -127,9 +136,9 @@ export async function runServe(sc, model, log) {
       }
     }
     // ignore_eos only if smolinfer takes it, so that both stop at the same tokens.
-    if (servers[OURS]) out.ignoreEos = await takesIgnoreEos(servers[OURS].url, servers[OURS].modelId);
+    if (servers[OURS]) out.extras = await acceptedExtras(servers[OURS].url, servers[OURS].modelId);
     const running = Object.keys(servers);
-    const body = (name) => requestBody(servers[name].modelId, sc.maxTokens, out.ignoreEos);
+    const body = (name) => requestBody(servers[name].modelId, sc.maxTokens, out.extras);
     const top = Math.max(...sc.levels);
     for (const name of running) await runRound(servers[name].url, body(name), servePrompts, top, 0); // warm-up, not measured
     for (const name of running) out.engines[name] = { command: [commands[name][0], ...commands[name][1]].join(" "), levels: [] };

@@ -41,10 +41,10 @@ export function serveSection(result) {
   L(`${path.basename(result.model.file)}, ${s.threads} thread(s), --parallel ${s.parallel} on both, ${s.ctx} tokens of context per` +
     ` sequence (llama-server: -c ${s.ctx * s.parallel}, which its slots share), llama-server with -fa off and its default continuous` +
     ` batching. At each level, C streaming chat completions sent at once (a different user message each), greedy, max_tokens` +
-    ` ${s.maxTokens}${result.ignoreEos ? ", end of generation ignored (ignore_eos)" : " (smolinfer serve does not take ignore_eos: both stop at end of generation)"};` +
+    ` ${s.maxTokens}${result.extras.ignoreEos ? ", end of generation ignored (ignore_eos)" : " (smolinfer serve does not take ignore_eos: both stop at end of generation)"};` +
     ` ${s.rounds} round(s) per level, the servers taking turns round by round, after one unmeasured round at the highest level; levels` +
     ` above --parallel queue. Tokens/s: all tokens the round's requests` +
-    ` generated (usage.completion_tokens) / the round's wall time from the first request sent to the last stream closed, prompt` +
+    ` generated (${result.extras.includeUsage ? "usage.completion_tokens" : "counted as text chunks: smolinfer serve does not take stream_options"}) / the round's wall time from the first request sent to the last stream closed, prompt` +
     ` evaluation and queueing included; the median round. First token: from sending a request to its first text, over every request` +
     ` of every round. Per stream: a stream's own decode rate after its first token, the median.`);
   L();
