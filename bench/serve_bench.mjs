@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 
 import { OURS, THEIRS, engineCommands, hasServe, startServer } from "./serve_engines.mjs";
 import { runRound, streamChat, summariseLevel } from "./serve_load.mjs";
-import { servePrompts } from "./serve_prompts.mjs";
+import { userMessage } from "./serve_prompts.mjs";
 import { serveSection } from "./serve_report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -60,9 +60,9 @@ export function serveConfig(env, quick) {
 // `extras` are the optional fields every server in the run takes:
 // ignore_eos (llama-server's extension) and stream_options.include_usage
 // (OpenAI's; without it tokens are counted as text chunks).
-const requestBody = (modelId, maxTokens, extras) => (prompt) => ({
+const requestBody = (modelId, maxTokens, extras) => (n) => ({
   model: modelId,
-  messages: [{ role: "user", content: prompt }],
+  messages: [{ role: "user", content: userMessage(n) }],
   max_tokens: maxTokens,
   temperature: 0,
   ...(extras.includeUsage ? { stream_options: { include_usage: true } } : {}),
@@ -87,7 +87,7 @@ async function acceptedExtras(url, modelId) {
   const tries = [{ ignoreEos: true, includeUsage: true }, { ignoreEos: false, includeUsage: true }, { ignoreEos: false, includeUsage: false }];
   for (const extras of tries) {
     try {
-      await streamChat(url, requestBody(modelId, 2, extras)(servePrompts[0]));
+      await streamChat(url, requestBody(modelId, 2, extras)(0));
       return extras;
     } catch (e) {
       if (!/^HTTP 4\d\d/.test(e.message) || extras === tries.at(-1)) throw e;
@@ -139,13 +139,17 @@ export async function runServe(sc, model, log) {
     if (servers[OURS]) out.extras = await acceptedExtras(servers[OURS].url, servers[OURS].modelId);
     const running = Object.keys(servers);
     const body = (name) => requestBody(servers[name].modelId, sc.maxTokens, out.extras);
+    // Request numbers run on through the run, the same on every server: no
+    // request repeats an earlier one's message (whose cached prompt a server could reuse).
+    let next = 1; // 0 was the probe
     const top = Math.max(...sc.levels);
-    for (const name of running) await runRound(servers[name].url, body(name), servePrompts, top, 0); // warm-up, not measured
+    for (const name of running) await runRound(servers[name].url, body(name), top, next); // warm-up, not measured
+    next += top;
     for (const name of running) out.engines[name] = { command: [commands[name][0], ...commands[name][1]].join(" "), levels: [] };
     for (const c of sc.levels) {
       const rounds = Object.fromEntries(running.map((n) => [n, []]));
-      for (let r = 0; r < sc.rounds; r++) {
-        for (const name of running) rounds[name].push(await runRound(servers[name].url, body(name), servePrompts, c, r * c));
+      for (let r = 0; r < sc.rounds; r++, next += c) {
+        for (const name of running) rounds[name].push(await runRound(servers[name].url, body(name), c, next));
       }
       for (const name of running) {
         const l = summariseLevel(c, rounds[name]);

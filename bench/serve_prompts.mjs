@@ -2,7 +2,7 @@
 // (so that a server without `ignore_eos` still generates up to max_tokens),
 // each different after the chat template's shared start, so that prefix
 // reuse saves the same few tokens on every server and no more.
-export const servePrompts = [
+const asks = [
   "Write a long story about a lighthouse keeper who finds a message in a bottle.",
   "Explain in detail how a steam engine works, step by step.",
   "Describe a walk through a busy market in a large city, with every sight and sound.",
@@ -20,3 +20,6 @@ export const servePrompts = [
   "Describe how to plan a week-long trip by train across a country.",
   "Write an essay about why people keep dogs as pets.",
 ];
+
+/** The user message of the n-th request of a run: numbered, so that no two requests of a run are the same. */
+export const userMessage = (n) => `Request ${n + 1}. ${asks[n % asks.length]}`;

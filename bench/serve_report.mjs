@@ -40,7 +40,7 @@ export function serveSection(result) {
   }
   L(`${path.basename(result.model.file)}, ${s.threads} thread(s), --parallel ${s.parallel} on both, ${s.ctx} tokens of context per` +
     ` sequence (llama-server: -c ${s.ctx * s.parallel}, which its slots share), llama-server with -fa off and its default continuous` +
-    ` batching. At each level, C streaming chat completions sent at once (a different user message each), greedy, max_tokens` +
+    ` batching. At each level, C streaming chat completions sent at once (no two requests of the run with the same user message), greedy, max_tokens` +
     ` ${s.maxTokens}${result.extras.ignoreEos ? ", end of generation ignored (ignore_eos)" : " (smolinfer serve does not take ignore_eos: both stop at end of generation)"};` +
     ` ${s.rounds} round(s) per level, the servers taking turns round by round, after one unmeasured round at the highest level; levels` +
     ` above --parallel queue. Tokens/s: all tokens the round's requests` +
