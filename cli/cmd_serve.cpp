@@ -62,8 +62,10 @@ int serve(const ServeFlags& f) {
         while (!finished.load()) {
             if (sigtimedwait(&signals, nullptr, &poll) > 0) {
                 std::fprintf(stderr, "smolinfer serve: stopping\n");
-                // Running streams get their last chunk, queued requests a 503; then no more connections.
+                // Running streams get their last chunk, queued requests a 503;
+                // once those are written (or 5 s passed), no more connections.
                 scheduler.shutdown();
+                http.drain(std::chrono::seconds(5));
                 http.stop();
                 return;
             }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <thread>
 
 #include <httplib.h>
 
@@ -149,6 +150,16 @@ bool HttpServer::serve() { return http_->listen_after_bind(); }
 
 void HttpServer::stop() { http_->stop(); }
 
+void HttpServer::drain(std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (in_flight_->load() > 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // A non-streaming answer is counted until its handler returns; httplib
+    // writes it right after, on the same thread: give that write a moment.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 void HttpServer::routes() {
     httplib::Server& h = *http_;
     const size_t threads = size_t(options_.threads);
@@ -216,6 +227,15 @@ void HttpServer::routes() {
 
     const auto generate = [this](Endpoint endpoint) {
         return [this, endpoint](const httplib::Request& req, httplib::Response& res) {
+            // Counted while the handler runs; a stream hands its count to
+            // its releaser, which runs once the stream's last byte is out.
+            in_flight_->fetch_add(1);
+            struct Release {
+                std::shared_ptr<std::atomic<int>> count;
+                ~Release() {
+                    if (count) count->fetch_sub(1);
+                }
+            } release{in_flight_};
             ParsedRequest p;
             try {
                 p = parse_request(endpoint, req.body);
@@ -276,8 +296,9 @@ void HttpServer::routes() {
             res.set_header("Cache-Control", "no-cache");
             res.set_chunked_content_provider(
                 "text/event-stream", [stream](size_t, httplib::DataSink& sink) { return stream->provide(sink); },
-                [stream](bool success) {
+                [stream, count = std::move(release.count)](bool success) {
                     if (!success) stream->ticket->cancel();
+                    count->fetch_sub(1);
                 });
         };
     };

@@ -2,6 +2,8 @@
 // OpenAI-style errors; generation requests go to the Scheduler.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -36,8 +38,13 @@ public:
     int bind();
     // Serves until stop(); returns false when serving failed.
     bool serve();
-    // Thread-safe: stops accepting and makes serve() return.
+    // Thread-safe: stops accepting and makes serve() return. Responses still
+    // being written are cut: call drain() first for a clean end.
     void stop();
+    // Waits (at most `timeout`) until every generation response has been
+    // written to the end, e.g. the last chunks and data: [DONE] the
+    // scheduler's shutdown gives running streams.
+    void drain(std::chrono::milliseconds timeout);
 
 private:
     void routes();
@@ -47,6 +54,9 @@ private:
     ServerOptions options_;
     RequestCounts counts_;
     std::unique_ptr<httplib::Server> http_;
+    // Generation responses not yet written to the end (shared with the
+    // stream releasers, which may run after a handler returned).
+    std::shared_ptr<std::atomic<int>> in_flight_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace smolinfer::server
