@@ -32,9 +32,11 @@ export function hasServe(smolinfer) {
 }
 
 /**
- * Starts a server and resolves to { url, stop, output } once /health
- * answers 200; rejects (after stopping it) if it exits or is not ready in
- * `timeoutMs`. `stop()` sends SIGTERM, then SIGKILL after 10 s.
+ * Starts a server and resolves to { url, stop, output, pid, exitStatus }
+ * once /health answers 200; rejects (after stopping it) if it exits or is
+ * not ready in `timeoutMs`. `stop()` sends SIGTERM, then SIGKILL after
+ * 10 s, and resolves to the exit code (or the signal's name);
+ * `exitStatus()` is that, or null while the server runs.
  */
 export async function startServer([cmd, args], { timeoutMs = 120_000, log = () => {} } = {}) {
   const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -78,7 +80,7 @@ export async function startServer([cmd, args], { timeoutMs = 120_000, log = () =
   while (Date.now() < deadline && exited === null) {
     try {
       const r = await fetch(`${url}/health`);
-      if (r.status === 200) return { url, stop, output: () => output };
+      if (r.status === 200) return { url, stop, output: () => output, pid: child.pid, exitStatus: () => exited };
     } catch {
       // not accepting connections yet
     }

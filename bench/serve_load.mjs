@@ -6,19 +6,29 @@ import { median, percentile } from "./stats.mjs";
 
 /**
  * One streaming chat completion. Resolves to { start, first, end, tokens,
- * chunks, finish } (times in ms from performance.now()): `first` when the
- * first piece of text arrived, `tokens` from the final chunk's usage when
- * the server sends it, else the number of text chunks (one token each on
- * both servers, except where a UTF-8 character spans two tokens).
+ * chunks, finish, usageTokens, usage, text } (times in ms from
+ * performance.now()): `first` when the first piece of text arrived,
+ * `tokens` from the final chunk's usage when the server sends it, else the
+ * number of text chunks (one token each on both servers, except where a
+ * UTF-8 character spans two tokens). Options: `path` (default
+ * /v1/chat/completions; /v1/completions streams `text` instead of
+ * `delta.content`), `signal` (an AbortSignal: the client hangs up) and
+ * `onChunk(json)`, called with every parsed chunk. A non-2xx answer
+ * throws an Error with `status` and `body`.
  */
-export async function streamChat(url, body) {
+export async function streamChat(url, body, { path = "/v1/chat/completions", signal, onChunk } = {}) {
   const start = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
+  const res = await fetch(`${url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ ...body, stream: true }),
+    signal,
   });
-  if (!res.ok) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (!res.ok) {
+    const text = await res.text();
+    throw Object.assign(new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`), { status: res.status, body: text, headers: res.headers });
+  }
+  let text = "";
   let first = NaN;
   let chunks = 0;
   let usage = null;
@@ -42,9 +52,12 @@ export async function streamChat(url, body) {
         }
         const j = JSON.parse(data);
         if (j.error) throw new Error(`error event: ${JSON.stringify(j.error).slice(0, 300)}`);
+        onChunk?.(j);
         if (j.usage) usage = j.usage;
         const choice = j.choices?.[0];
-        if (choice?.delta?.content) {
+        const piece = choice?.delta?.content ?? choice?.text;
+        if (piece) {
+          text += piece;
           chunks++;
           if (Number.isNaN(first)) first = performance.now();
         }
@@ -55,7 +68,7 @@ export async function streamChat(url, body) {
   const end = performance.now();
   if (!done) throw new Error("the stream ended without data: [DONE]");
   const tokens = Number.isInteger(usage?.completion_tokens) ? usage.completion_tokens : chunks;
-  return { start, first, end, tokens, chunks, finish, usageTokens: usage?.completion_tokens };
+  return { start, first, end, tokens, chunks, finish, usageTokens: usage?.completion_tokens, usage, text };
 }
 
 /**
