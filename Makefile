@@ -2,7 +2,10 @@
 #   make serve   install what is missing, build, fetch the model, serve the demo
 #   make test    install what is missing, build, run every test
 # Others: make native, make web, make model, make golden (reference files),
-# make fuzz (each libFuzzer target for FUZZ_SECONDS), make clean.
+# make fuzz (each libFuzzer target for FUZZ_SECONDS), make soak (SOAK_SECONDS
+# of random requests, disconnects and bad bodies against `smolinfer serve`:
+# no crash, no leak, every valid request answered; bench/serve_soak.mjs),
+# make clean.
 
 PRESET ?= release
 PORT ?= 8080
@@ -55,6 +58,14 @@ fuzz:
 bench: native web
 	$(EMENV) cmake --build --preset wasm-st --target kernel-bench-simd128 kernel-bench-relaxed
 	@bench/run
+
+# The soak run of `smolinfer serve` (not in make test or make bench): SOAK_SECONDS
+# (default 600) of SOAK_CLIENTS (8) clients sending a seeded random mix
+# (SOAK_SEED replays one); fails on a crash, a wrong answer or status, a
+# sequence left running, or RSS growth after the warm-up (bench/serve_soak.mjs).
+.PHONY: soak
+soak: native
+	SOAK_MODEL="$${SOAK_MODEL:-$$(scripts/fetch-model | tail -n 1)}" node bench/serve_soak.mjs
 
 # The other families' tokenizers, chat templates and forward passes read
 # llama.cpp's source (scripts/llama-cpp-source) for vocabularies and templates.
