@@ -14,14 +14,19 @@
 // server exits before the end or not with 0 on SIGTERM, when sequences or
 // queued requests remain once the clients stop (/metrics), or when the
 // server's resident memory grows after the warm-up by more than
-// SOAK_RSS_LIMIT_MIB.
+// SOAK_RSS_LIMIT_MIB. At the end it also sends SIGTERM while --parallel
+// streams run, each of which must still end with finish_reason "stop" and
+// data: [DONE] (README), and warns when a non-streaming request whose client
+// hung up keeps generating (README promises the freeing for streams only).
 //
 // Memory: VmRSS is sampled every SOAK_RSS_INTERVAL seconds. The KV caches
 // (parallel × context cells) are allocated up front but their pages are
 // touched only when used, so the warm-up first sends, alone, one prompt per
 // sequence that fills its context nearly to the end (each with different
-// first words: no prefix reuse); then the clients run for SOAK_SECONDS, the
-// first 20% of which are warm-up too (HTTP threads, allocator heaps).
+// first words: no prefix reuse), then one request of each kind (the first
+// JSON-schema request allocates ~6 MiB once); then the clients run for
+// SOAK_SECONDS, the first 20% of which are warm-up too (HTTP threads,
+// allocator heaps).
 // Growth is the largest RSS of the last quarter of the samples after the
 // warm-up minus the largest of their first quarter (a least-squares slope
 // is reported too). The 32 MiB default limit: after the warm-up RSS should
@@ -471,6 +476,63 @@ class Soak {
         .catch(async (e) => (e.status !== undefined && (await this.busy(e.status, e.body, e.headers)) ? "" : e.message));
     });
     for (const problem of await Promise.all(jobs)) if (problem) this.fail("warmup", "long-context warm-up", problem);
+    // Then one request of every kind at once: some allocate once, on first
+    // use (the first JSON-schema request grows RSS by ~6 MiB, and no later one).
+    const rng = prng(this.cfg.seed ^ 0x5eed);
+    await Promise.all(KIND_NAMES.map(async (kind, i) => {
+      this.stats[kind].sent++;
+      const [outcome, detail] = await this.one(kind, rng, 9_000_000 + i);
+      this.stats[kind][outcome]++;
+      if (outcome === "unexpected") this.fail(kind, "warm-up", detail);
+    }));
+  }
+
+  // Not a failure (README promises it for streams only), a warning: a
+  // non-streaming request whose client hangs up keeps its sequence until
+  // max_tokens (or the end of the context when it gives none).
+  async abandonedNonStreaming() {
+    const abort = new AbortController();
+    const req = this.post("/v1/completions", { prompt: "Once upon a time, in a small village,", max_tokens: 100, temperature: 0 }, abort.signal).catch(() => null);
+    let m = await this.metrics();
+    for (let i = 0; i < 100 && m.running < 1; i++) m = await new Promise((r) => setTimeout(r, 100)).then(() => this.metrics());
+    const before = Number(m.text.match(/^smolinfer_generated_tokens_total (\d+)$/m)?.[1]);
+    abort.abort();
+    await req;
+    await new Promise((r) => setTimeout(r, 3000));
+    m = await this.metrics();
+    const after = Number(m.text.match(/^smolinfer_generated_tokens_total (\d+)$/m)?.[1]);
+    if (m.running > 0) {
+      console.log(`soak: WARN: a non-streaming request whose client hung up is still generating 3 s later ` +
+        `(${after - before} tokens since; it runs to max_tokens, or to the end of the context without one)`);
+    }
+    for (let i = 0; i < 240 && (m.running > 0 || m.queued > 0); i++) m = await new Promise((r) => setTimeout(r, 500)).then(() => this.metrics());
+  }
+
+  // SIGTERM while `parallel` streams run: README says each ends with a last
+  // chunk (finish_reason "stop") and data: [DONE], and the server exits 0.
+  async sigtermWithStreams(server) {
+    if (server.exitStatus() !== null) return server.exitStatus();
+    const firsts = [];
+    const streams = Array.from({ length: this.cfg.parallel }, (_, i) => {
+      let started;
+      firsts.push(new Promise((r) => (started = r)));
+      return streamChat(this.url, { prompt: `Stream ${i} at the end. Once upon a time`, max_tokens: this.cfg.ctx - 64, temperature: 0 },
+        { path: "/v1/completions", onChunk: () => started() })
+        .then((r) => (r.finish === "stop" ? "" : `finish_reason ${r.finish}`))
+        .catch((e) => e.message)
+        .finally(() => started());
+    });
+    await Promise.race([Promise.all(firsts), new Promise((r) => setTimeout(r, 120_000))]);
+    const status = await server.stop();
+    const results = await Promise.all(streams);
+    const cut = results.map((r, i) => [i, r]).filter(([, r]) => r);
+    if (cut.length) {
+      this.problems.push(`SIGTERM with ${results.length} streams running: ${cut.length} did not end with finish_reason "stop" and data: [DONE] ` +
+        `(${cut.map(([i, r]) => `stream ${i}: ${r}`).join("; ")})`);
+    } else {
+      console.log(`soak: SIGTERM with ${results.length} streams running: each ended with finish_reason "stop" and data: [DONE]`);
+    }
+    return status;
   }
 
   summary() {
@@ -556,8 +618,8 @@ class Soak {
     // the first 20% of the clients' SOAK_SECONDS.
     await this.warmup();
     this.clientsStart = this.elapsed();
-    console.log(`soak: long-context warm-up (${cfg.parallel} prompts of ~${cfg.ctx - 40} tokens) done in ${this.clientsStart.toFixed(1)} s; ` +
-      `clients start`);
+    console.log(`soak: warm-up (${cfg.parallel} prompts of ~${cfg.ctx - 40} tokens, then one request of each kind) done in ` +
+      `${this.clientsStart.toFixed(1)} s, RSS ${(this.rss.at(-1)?.kib / 1024).toFixed(1)} MiB; clients start`);
     const endAt = performance.now() + cfg.seconds * 1000;
     await Promise.all(Array.from({ length: cfg.clients }, (_, i) => this.client(i, endAt)));
     clearInterval(progress);
@@ -584,7 +646,8 @@ class Soak {
     clearInterval(watch);
     clearInterval(health);
 
-    const status = await server.stop();
+    if (!exitSeen) await this.abandonedNonStreaming();
+    const status = await this.sigtermWithStreams(server);
     if (!exitSeen && status !== 0) {
       this.problems.push(`SIGTERM: the server exited with ${status}, not 0: ${server.output().trim().split("\n").slice(-3).join(" | ")}`);
     }
