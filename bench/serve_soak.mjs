@@ -515,11 +515,17 @@ class Soak {
     const firsts = [];
     const streams = Array.from({ length: this.cfg.parallel }, (_, i) => {
       let started;
+      let chunks = 0;
+      let finish = null;
       firsts.push(new Promise((r) => (started = r)));
       return streamChat(this.url, { prompt: `Stream ${i} at the end. Once upon a time`, max_tokens: this.cfg.ctx - 64, temperature: 0 },
-        { path: "/v1/completions", onChunk: () => started() })
+        { path: "/v1/completions", onChunk: (j) => {
+          chunks++;
+          finish ??= j.choices?.[0]?.finish_reason ?? null;
+          started();
+        } })
         .then((r) => (r.finish === "stop" ? "" : `finish_reason ${r.finish}`))
-        .catch((e) => e.message)
+        .catch((e) => `${e.message} after ${chunks} chunks, ${finish ? `the last with finish_reason ${finish}` : "none with a finish_reason"}`)
         .finally(() => started());
     });
     await Promise.race([Promise.all(firsts), new Promise((r) => setTimeout(r, 120_000))]);
