@@ -220,13 +220,13 @@ TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
     std::mt19937 rng(13);
     for (const quant::Isa isa : kExactIsas) {
         if (!quant::isa_available(isa)) continue;
-        for (const int rows : {1, 2, 3, 8, 16}) {
+        for (const int rows : {1, 2, 3, 5, 8, 16}) {
             const size_t n = quant::traits(type).block_elems == 256 ? 512 : 576;
             const auto k = quant::matmul_kernel(type, rows, int(n), isa);
             const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
             for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
                 if (tile == nullptr) continue;
-                for (const int tokens : {1, 2, 3, 4, 5, 9}) {
+                for (const int tokens : {1, 2, 3, 4, 5, 8, 9, 17}) {
                     const size_t wrow = quant::row_bytes(quant::traits(type), n);
                     const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
                     const auto w = test::random_blocks(type, n * size_t(rows), rng);
@@ -238,6 +238,18 @@ TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
                     const size_t stride = size_t(rows) + 3;  // outputs of one token are not adjacent to the next's
                     std::vector<float> out(stride * size_t(tokens), -1.0f);
                     tile(n, quant::Tile{w.data(), wrow, rows, a.data(), arow, tokens, out.data(), stride});
+                    // The same rows as two tiles of one product (one activation id),
+                    // which a kernel may serve from what it derived for the first.
+                    if (rows >= 2) {
+                        std::vector<float> out2(out.size(), -1.0f);
+                        const int half = rows / 2;
+                        const uint64_t id = quant::new_activation_id();
+                        tile(n, quant::Tile{w.data(), wrow, half, a.data(), arow, tokens, out2.data(), stride, id});
+                        tile(n, quant::Tile{w.data() + size_t(half) * wrow, wrow, rows - half, a.data(), arow, tokens,
+                                            out2.data() + half, stride, id});
+                        ASSERT_EQ(0, std::memcmp(out.data(), out2.data(), out.size() * sizeof(float)))
+                            << quant::isa_name(isa) << " rows=" << rows << " tokens=" << tokens << ": split tile differs";
+                    }
                     for (int t = 0; t < tokens; ++t) {
                         for (int r = 0; r < rows; ++r) {
                             const float want = dot(n, w.data() + size_t(r) * wrow, a.data() + size_t(t) * arow);

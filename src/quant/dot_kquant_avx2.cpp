@@ -12,26 +12,11 @@
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/simd_avx2.h"
 
 namespace smolinfer::quant::avx2 {
 
 namespace {
-
-inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
-    return _mm_cvtsi128_si32(s);
-}
-
-inline float hsum8(__m256 v) {
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
 
 // 32 unsigned codes (< 64) times 32 activations, times one 16-bit scale per
 // 16 values, in 8 lanes of 4 consecutive values.

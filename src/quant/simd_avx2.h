@@ -1,0 +1,82 @@
+// The AVX2 building blocks every x86 quant kernel shares: the integer lane
+// sums of llama.cpp's x86 dots, its hsum_float_8 tree, and the unpacking of
+// 4- and 5-bit codes. Kernels built from them give the lanes lanes.h
+// describes, so a tile and a dot that use them agree bit for bit.
+#pragma once
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "quant/blocks.h"
+
+namespace smolinfer::quant::avx2 {
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Lane j: sum of products 4j..4j+3 of unsigned bytes x and signed bytes y.
+inline __m256i lane_isums_us(__m256i x, __m256i y) {
+    const __m256i pairs = _mm256_maddubs_epi16(x, y);  // no saturation: |x| <= 128, |y| <= 127
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// Same for signed x (moving x's sign onto y).
+inline __m256i lane_isums_ss(__m256i x, __m256i y) {
+    return lane_isums_us(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+inline __m256 lane_sums_us(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_us(x, y)); }
+inline __m256 lane_sums_ss(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_ss(x, y)); }
+
+inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// ggml's hsum_float_8 (lanes.h's hsum8).
+inline float hsum8(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+// The 32 quants of a 4-bit block: low nibbles as values 0..15, high as 16..31.
+inline __m256i nibbles(const uint8_t* qs) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(lo, 4), lo);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 0xFF in byte j where bit j of the 32-bit mask is set.
+inline __m256i bits_to_bytes(const uint8_t* qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, 4);
+    const __m256i shuffle = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)), shuffle);
+    bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+}
+
+// Each 32-value format's codes as bytes: signed values for Q4_0, Q5_0 and
+// Q8_0 (used with lane_isums_ss), unsigned for Q4_1 and Q5_1 (their minimum
+// is added apart; lane_isums_us).
+inline __m256i codes(const BlockQ4_0& b) { return _mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8)); }
+inline __m256i codes(const BlockQ4_1& b) { return nibbles(b.qs); }
+inline __m256i codes(const BlockQ5_0& b) {
+    // A clear fifth bit means value - 16: set the high nibble to 0xF.
+    return _mm256_or_si256(nibbles(b.qs), _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(char(0xF0))));
+}
+inline __m256i codes(const BlockQ5_1& b) {
+    return _mm256_or_si256(nibbles(b.qs), _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(0x10)));
+}
+inline __m256i codes(const BlockQ8_0& b) { return load32(b.qs); }
+
+}  // namespace smolinfer::quant::avx2
+
+#endif
