@@ -1,7 +1,8 @@
 // BatchGenerator: continuous batching with batch invariance. A sequence's
 // tokens and log-probabilities must be bit-identical whether it runs alone
 // (here: Session::generate, the path every golden test checks against
-// llama.cpp) or among others that join and leave at any step.
+// llama.cpp, on a fresh Session) or among others that join and leave at any
+// step, and whatever cached cells of earlier requests it reuses.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -20,7 +21,26 @@ struct Output {
     std::vector<TokenLogprobs> logprobs;
     std::string text;
     StopReason stop = StopReason::MaxTokens;
+    int reused = 0;  // prompt tokens served from cached cells
 };
+
+size_t shared_prefix(const std::vector<TokenId>& a, const std::vector<TokenId>& b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    return n;
+}
+
+// Whether any token or log-probability differs by a bit.
+bool differs(const Output& a, const Output& b) {
+    if (a.tokens != b.tokens || a.logprobs.size() != b.logprobs.size()) return true;
+    for (size_t i = 0; i < a.logprobs.size(); ++i) {
+        if (a.logprobs[i].logprob != b.logprobs[i].logprob || a.logprobs[i].top.size() != b.logprobs[i].top.size()) return true;
+        for (size_t j = 0; j < a.logprobs[i].top.size(); ++j) {
+            if (a.logprobs[i].top[j].logprob != b.logprobs[i].top[j].logprob) return true;
+        }
+    }
+    return false;
+}
 
 void expect_same(const Output& alone, const Output& batched, const std::string& what) {
     SCOPED_TRACE(what);
@@ -86,17 +106,72 @@ protected:
 
     std::vector<TokenId> prompt(const Request& r) const { return session_->tokenize_chat({{"user", r.user}}); }
 
-    Output alone(const Request& r) {
+    Output alone(const Request& r) { return alone(prompt(r), r.options); }
+
+    // A fresh Session's generation: the truth every batched run must equal.
+    Output alone(const std::vector<TokenId>& ids, const GenerateOptions& options) {
         session_->reset();
+        return generate(ids, options);
+    }
+
+    // Session::generate on whatever its cache holds: it keeps every cell the
+    // prompt shares, however that cell was computed.
+    Output generate(const std::vector<TokenId>& ids, const GenerateOptions& options) {
         Output out;
-        const GenerationStats st = session_->generate(prompt(r), r.options, [&](const TokenEvent& e) {
+        const GenerationStats st = session_->generate(ids, options, [&](const TokenEvent& e) {
             out.text += e.text;
             return true;
         });
         out.tokens = st.tokens;
         out.logprobs = st.logprobs;
         out.stop = st.stop;
+        out.reused = st.reused_tokens;
         return out;
+    }
+
+    // Runs one prompt to its end in `batch`, nothing else running.
+    static Output run_one(BatchGenerator& batch, const std::vector<TokenId>& ids, const GenerateOptions& options) {
+        Output o;
+        const int id = batch.add(ids, options);
+        while (batch.running() > 0) {
+            for (const BatchEvent& e : batch.step()) {
+                EXPECT_EQ(e.sequence, id);
+                o.text += e.text;
+                if (e.finished) {
+                    o.tokens = e.finished->tokens;
+                    o.logprobs = e.finished->logprobs;
+                    o.stop = e.finished->stop;
+                    o.reused = e.finished->reused_tokens;
+                }
+            }
+        }
+        return o;
+    }
+
+    // Tokens the model's grouped matrix kernels take together in a batch:
+    // Q4_K_M's Q4_K matrices go four tokens at a time (llama.cpp's
+    // interleaved Q4_K GEMM); Q4_1 has no such kernel.
+    size_t group() const { return GetParam() == "Q4_K_M" ? 4 : 1; }
+
+    // The cells a prompt may keep of a sequence that read the prompt
+    // `before` (and then decoded its answer one token at a time), by the
+    // rule, worked out here independently of the generator: the shared
+    // prefix of the prompts (decoded cells are single-token arithmetic, a
+    // fresh prompt's never is), leaving one token to evaluate, cut to a
+    // multiple of the group so that the first pass groups tokens as the
+    // fresh chunk does, and one group less if that pass would be a single
+    // token where the fresh chunk has more.
+    size_t expected_keep(const std::vector<TokenId>& before, const std::vector<TokenId>& p) const {
+        const size_t chunk = size_t(session_->batch()), g = group();
+        // Premise: `before` did not end in a chunk of one token (single-token arithmetic).
+        EXPECT_NE(before.size() % chunk, 1u);
+        size_t k = 0;
+        while (k < before.size() && k < p.size() && before[k] == p[k]) ++k;
+        k = std::min(k, p.size() - 1);
+        k -= k % g;
+        const size_t chunk_start = k - k % chunk, chunk_end = std::min(p.size(), chunk_start + chunk);
+        if (chunk_end - k == 1 && chunk_end - chunk_start > 1) k -= g;
+        return k;
     }
 
     // Runs the requests through one generator, adding request i before step
@@ -152,40 +227,109 @@ TEST_P(Batch, TogetherEqualsAloneWhateverJoinsWhen) {
     }
 }
 
-TEST_P(Batch, APromptSharingWholeChunksReusesThemAndStillEqualsAlone) {
-    std::string shared = "You are a careful assistant. ";
-    for (int i = 0; i < 10; ++i) shared += "Answer briefly and check each fact twice before you write it down. ";
-    const Request first{shared + "What is 2 + 2?", greedy(8)};
-    const Request second{shared + "Name a color.", greedy(8)};
-    const auto p1 = prompt(first), p2 = prompt(second);
-    size_t common = 0;
-    while (common < p1.size() && common < p2.size() && p1[common] == p2[common]) ++common;
-    ASSERT_GE(common, 128u) << "the shared part should span two whole chunks";
+std::vector<TokenId> chat(const Session& s, const std::vector<ChatMessage>& messages) { return s.tokenize_chat(messages); }
 
-    BatchGenerator batch(*session_, 2);
-    const auto run = [&](const Request& r) {
-        Output o;
-        const int id = batch.add(prompt(r), r.options);
-        while (batch.running() > 0) {
-            for (const BatchEvent& e : batch.step()) {
-                EXPECT_EQ(e.sequence, id);
-                o.text += e.text;
-                if (e.finished) {
-                    o.tokens = e.finished->tokens;
-                    o.logprobs = e.finished->logprobs;
-                    o.stop = e.finished->stop;
-                }
+TEST_P(Batch, ChatPromptsSharingTheSystemPromptReuseItAndStillEqualAlone) {
+    // The template's default system prompt and the user turn's opening are
+    // shared: fewer tokens than a chunk and not a multiple of the group.
+    const std::vector<std::vector<TokenId>> prompts = {
+        chat(*session_, {{"user", "What is the capital of France?"}}),
+        chat(*session_, {{"user", "What color is the sky?"}}),
+        chat(*session_, {{"user", "What color is the sky?"}}),  // the same again: its last tokens are read again
+        chat(*session_, {{"user", "What is 2 + 2?"}}),
+        chat(*session_, {{"user", "What is the capital of Spain?"}}),
+        chat(*session_, {{"user", "Hi"}}),
+    };
+    const size_t common = shared_prefix(prompts[0], prompts[1]);
+    ASSERT_LT(common, size_t(session_->batch()));
+    ASSERT_NE(common % 4, 0u) << "the shared prefix should not be a multiple of 4 tokens";
+
+    // One sequence: each prompt can reuse only what the one before it left.
+    BatchGenerator batch(*session_, 1);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        const GenerateOptions options = i % 2 ? sampled(6, uint32_t(i)) : greedy(6);
+        const Output o = run_one(batch, prompts[i], options);
+        const size_t expect = i == 0 ? 0 : expected_keep(prompts[i - 1], prompts[i]);
+        EXPECT_EQ(size_t(o.reused), expect) << "prompt " << i;
+        if (i == 1) {
+            EXPECT_GT(expect, 0u);
+            if (group() > 1) {
+                EXPECT_LT(expect, common) << "cut to a multiple of the group";
             }
         }
-        return o;
-    };
-    const Output o1 = run(first);
-    EXPECT_EQ(batch.reused_tokens(), 0);
-    const Output o2 = run(second);
+        expect_same(alone(prompts[i], options), o, "prompt " + std::to_string(i));
+    }
+}
+
+TEST_P(Batch, AConversationGoingOnReusesThePromptNotTheDecodedAnswer) {
+    const std::vector<TokenId> p1 = chat(*session_, {{"user", "Write a haiku about the sea."}});
+    BatchGenerator batch(*session_, 1);
+    const Output o1 = run_one(batch, p1, greedy(10));
+    const std::vector<TokenId> p2 =
+        chat(*session_, {{"user", "Write a haiku about the sea."}, {"assistant", o1.text}, {"user", "Another one."}});
+    // Premise: the answer's cells (all but the last token, which was not
+    // evaluated) match the new prompt, so only the rule keeps them out.
+    std::vector<TokenId> cells = p1;
+    cells.insert(cells.end(), o1.tokens.begin(), o1.tokens.end() - 1);
+    ASSERT_GT(shared_prefix(cells, p2), p1.size() + 2);
+
+    const Output o2 = run_one(batch, p2, greedy(8));
+    EXPECT_EQ(size_t(o2.reused), expected_keep(p1, p2));
+    EXPECT_LE(size_t(o2.reused), p1.size());
+    EXPECT_GT(o2.reused, 0);
+    expect_same(alone(p1, greedy(10)), o1, "first turn");
+    expect_same(alone(p2, greedy(8)), o2, "second turn, on the first turn's cells");
+}
+
+TEST_P(Batch, ASharedPrefixAcrossChunksIsReusedAndStillEqualsAlone) {
+    std::string system = "You are a careful assistant. ";
+    for (int i = 0; i < 6; ++i) system += "Answer briefly and check each fact twice before you write it down. ";
+    const auto p1 = chat(*session_, {{"system", system}, {"user", "What is 2 + 2?"}});
+    const auto p2 = chat(*session_, {{"system", system}, {"user", "Name a color."}});
+    const size_t common = shared_prefix(p1, p2);
     const size_t chunk = size_t(session_->batch());
-    EXPECT_EQ(size_t(batch.reused_tokens()), common - common % chunk);
-    expect_same(alone(first), o1, "first");
-    expect_same(alone(second), o2, "second, on reused cells");
+    ASSERT_GT(common, chunk) << "the shared part should cross a chunk boundary";
+    ASSERT_NE(common % chunk, 0u);
+
+    BatchGenerator batch(*session_, 2);
+    const Output o1 = run_one(batch, p1, greedy(8));
+    EXPECT_EQ(batch.reused_tokens(), 0);
+    const Output o2 = run_one(batch, p2, greedy(8));
+    EXPECT_EQ(size_t(batch.reused_tokens()), expected_keep(p1, p2));
+    EXPECT_GT(size_t(batch.reused_tokens()), chunk);
+    expect_same(alone(p1, greedy(8)), o1, "first");
+    expect_same(alone(p2, greedy(8)), o2, "second, on reused cells");
+}
+
+// The negative control: Session::generate keeps every cached cell the
+// prompt shares, whatever arithmetic computed it. Where that differs from a
+// fresh run's, so do the log-probabilities -- which the rule above prevents,
+// and which the comparisons above would catch.
+TEST_P(Batch, CellsOfAnotherArithmeticWouldChangeTheResult) {
+    // Decoded cells (single-token arithmetic) where a fresh run reads a prompt in a batch.
+    const std::vector<TokenId> p1 = chat(*session_, {{"user", "Write a haiku about the sea."}});
+    const Output o1 = alone(p1, greedy(10));
+    const std::vector<TokenId> p2 =
+        chat(*session_, {{"user", "Write a haiku about the sea."}, {"assistant", o1.text}, {"user", "Another one."}});
+    const Output warm = generate(p2, greedy(8));
+    ASSERT_GT(size_t(warm.reused), p1.size() + 2) << "the session should keep the answer's cells";
+    EXPECT_TRUE(differs(alone(p2, greedy(8)), warm)) << "decoded cells reused as prompt cells";
+
+    // A shared prefix that is not a multiple of the group: the first pass
+    // then groups tokens differently from the fresh run's chunk (Q4_K_M);
+    // with no grouped kernel (Q4_1) keeping it is exact, as the rule says.
+    const std::vector<TokenId> a = chat(*session_, {{"user", "What is the capital of France?"}});
+    const std::vector<TokenId> b = chat(*session_, {{"user", "What color is the sky?"}});
+    ASSERT_NE(shared_prefix(a, b) % 4, 0u);
+    alone(a, greedy(1));
+    const Output shifted = generate(b, greedy(8));
+    EXPECT_EQ(size_t(shifted.reused), shared_prefix(a, b));
+    const Output fresh = alone(b, greedy(8));
+    if (group() > 1) {
+        EXPECT_TRUE(differs(fresh, shifted)) << "a prefix cut inside a group";
+    } else {
+        expect_same(fresh, shifted, "a prefix at any token, no grouped kernel");
+    }
 }
 
 TEST_P(Batch, CancelFreesTheSequenceAndSilencesIt) {

@@ -11,9 +11,11 @@
 // Batch invariance: a sequence's tokens (greedy, or sampled with a seed) and
 // their log-probabilities are bit for bit what it would get alone, whatever
 // else is in the batch and whenever it joined: each token of the batch is
-// computed in the arithmetic of a single-token pass, and prompts are
-// evaluated in chunks aligned to fixed positions. Alone here means alone in
-// a BatchGenerator; a Session's generate() gives the same tokens.
+// computed in the arithmetic of a single-token pass, prompts are evaluated
+// in chunks that end where a fresh run's chunks end, and cached cells are
+// reused only where they were computed in the arithmetic a fresh run would
+// use. Alone
+// means a fresh Session's generate() (or alone in a fresh BatchGenerator).
 #pragma once
 
 #include <memory>
@@ -56,8 +58,9 @@ public:
     // Starts a sequence. Validates prompt and options as Session::start
     // does (throws smolinfer::Error; also when full()). The prompt is
     // evaluated by the next step() calls, one chunk per step. The sequence
-    // reuses the KV cells of a recent sequence whose prompt began with the
-    // same tokens (whole aligned chunks of it: see batch invariance).
+    // reuses the KV cells of a recent sequence whose tokens began with the
+    // same ones (the longest shared prefix that a fresh run would compute
+    // the same way: see batch invariance).
     int add(std::span<const TokenId> prompt, const GenerateOptions& options);
 
     // One step for every running sequence. The last event of a sequence

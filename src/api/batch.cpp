@@ -2,12 +2,20 @@
 // evaluates one prompt chunk of every sequence that is still reading its
 // prompt, then decodes one token of every other sequence in a single pass.
 //
-// Batch invariance comes from two rules. Decoded tokens go through
-// Forward::run_tokens, which computes every row in the arithmetic of a
-// single-token pass. Prompts are evaluated on their own, in chunks that
-// start at multiples of the chunk size, exactly as Session evaluates a fresh
-// prompt; so a cached cell is reused only when it was computed in a whole
-// chunk that the new prompt would compute the same way.
+// Batch invariance: a token's keys, values and logits depend only on its
+// position, its id, the cells before it and the arithmetic its forward pass
+// gives it (Forward::arithmetic: single-token orders in a pass of one token,
+// batch orders in a longer one, and which tokens the grouped kernels take).
+// Decoded tokens go through Forward::run_tokens, in the arithmetic of a
+// single-token pass, as Session decodes. Prompts are evaluated on their own,
+// in chunks that end where Session's chunks of a fresh prompt end
+// (multiples of the chunk size, and the prompt's end). A new prompt keeps a
+// cached cell only when it is its token and was computed in the arithmetic
+// a fresh run of the new prompt gives it; and it keeps a prefix only if the
+// first chunk it then reads gives every token the fresh arithmetic too (for
+// grouped kernels, the kept prefix is a multiple of the group; and that
+// chunk is not a single token where the fresh one is longer). By induction
+// over positions, every cell and every logit equals a fresh run's.
 #include "smolinfer/batch.h"
 
 #include <algorithm>
@@ -31,7 +39,7 @@ struct BatchGenerator::Impl {
     struct Sequence {
         model::KvCache cache;
         std::vector<TokenId> cells;  // the tokens whose keys and values are in `cache`
-        size_t whole_chunks = 0;     // cells [0, whole_chunks) came from whole aligned prompt chunks
+        std::vector<int> arithmetic;  // per cell, Forward::arithmetic of the pass that computed it
         std::unique_ptr<GenerationSteps> steps;  // null: free
         std::vector<TokenId> prompt;             // while reading it: the prompt, else empty
         uint64_t last_used = 0;                  // add() order, for picking which cache to overwrite
@@ -57,13 +65,36 @@ struct BatchGenerator::Impl {
 
     int n_ctx() const { return s.cache.n_ctx(); }
 
-    // Cells of `q` a new prompt can keep: its shared prefix, cut to whole
-    // chunks of q's prompt, leaving at least one prompt token to evaluate.
+    // The arithmetic a fresh Session gives token t of a prompt of n tokens:
+    // it reads the prompt in chunks [0, chunk), [chunk, 2 chunk), ...
+    int fresh_arithmetic(size_t t, size_t n) const {
+        const size_t start = t - t % size_t(chunk);
+        return forward.arithmetic(int(t - start), int(std::min(n, start + size_t(chunk)) - start));
+    }
+
+    // Whether reading `prompt` from `keep` (first up to the fresh run's next
+    // chunk end, then chunk by chunk) gives each token its fresh arithmetic.
+    bool reads_as_fresh(size_t keep, std::span<const TokenId> prompt) const {
+        const size_t end = std::min(prompt.size(), keep - keep % size_t(chunk) + size_t(chunk));
+        for (size_t t = end; t-- > keep;) {
+            if (forward.arithmetic(int(t - keep), int(end - keep)) != fresh_arithmetic(t, prompt.size())) return false;
+        }
+        return true;
+    }
+
+    // Cells of `q` a new prompt can keep: the longest prefix of them that a
+    // fresh run of the prompt would compute alike (same tokens, same
+    // arithmetic), cut until the rest of the prompt reads as fresh, leaving
+    // at least one prompt token to evaluate (for the logits).
     size_t reusable(const Sequence& q, std::span<const TokenId> prompt) const {
-        size_t same = 0;
-        const size_t limit = std::min(q.whole_chunks, prompt.size() - 1);
-        while (same < limit && q.cells[same] == prompt[same]) ++same;
-        return same - same % size_t(chunk);
+        size_t keep = 0;
+        const size_t limit = std::min(q.cells.size(), prompt.size() - 1);
+        while (keep < limit && q.cells[keep] == prompt[keep] &&
+               q.arithmetic[keep] == fresh_arithmetic(keep, prompt.size())) {
+            ++keep;
+        }
+        while (keep > 0 && !reads_as_fresh(keep, prompt)) --keep;
+        return keep;
     }
 
     // Evaluates the next chunk of q's prompt; at the end of the prompt,
@@ -75,7 +106,7 @@ struct BatchGenerator::Impl {
         const auto part = std::span<const TokenId>(q.prompt).subspan(at, n);
         const std::span<const float> logits = forward.run(s.pool, q.cache, part, int(at), false);
         q.cells.insert(q.cells.end(), part.begin(), part.end());
-        if (at % size_t(chunk) == 0 && n == size_t(chunk)) q.whole_chunks = q.cells.size();
+        for (size_t j = 0; j < n; ++j) q.arithmetic.push_back(forward.arithmetic(int(j), int(n)));
         GenerationStats& st = q.steps->stats();
         st.prefill_seconds += seconds_since(t0);
         if (q.cells.size() == q.prompt.size()) {
@@ -160,7 +191,7 @@ int BatchGenerator::add(std::span<const TokenId> prompt, const GenerateOptions& 
     if (best < 0) throw Error("all " + std::to_string(b.seqs.size()) + " sequences are running");
     Impl::Sequence& q = b.seqs[size_t(best)];
     q.cells.resize(best_keep);
-    q.whole_chunks = best_keep;
+    q.arithmetic.resize(best_keep);
     q.prompt.assign(prompt.begin(), prompt.end());
     q.last_used = ++b.adds;
     steps->stats().reused_tokens = int(best_keep);
@@ -173,7 +204,7 @@ void BatchGenerator::cancel(int sequence) {
     if (sequence < 0 || sequence >= capacity()) return;
     Impl::Sequence& q = impl_->seqs[size_t(sequence)];
     if (!q.steps) return;
-    // A prompt read only in part leaves no reusable chunk beyond what is whole.
+    // The cells computed so far stay, each with its arithmetic, for reuse.
     q.steps.reset();
     q.prompt.clear();
 }
@@ -201,6 +232,7 @@ std::vector<BatchEvent> BatchGenerator::step() {
         for (size_t r = 0; r < rows.size(); ++r) {
             Impl::Sequence& q = b.seqs[size_t(row_seq[r])];
             q.cells.push_back(rows[r].token);
+            q.arithmetic.push_back(b.forward.arithmetic(0, 1));
             GenerationStats& st = q.steps->stats();
             st.decode_seconds += pass;
             st.decode_evals++;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "model/attention.h"
 #include "model/ops.h"
@@ -64,6 +65,25 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
     logits_.resize(b * size_t(c.n_vocab));
     rope_.resize(b * size_t(c.rope_dim));
     v_half_.resize(b * size_t(c.kv_dim()));
+    const auto group = [&](const Matrix& m) {
+        if (m.kernel.dot_batched) batch_group_ = std::lcm(batch_group_, m.kernel.batch_group);
+    };
+    for (const LayerWeights& l : model_->weights().layers) {
+        for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) group(*m);
+    }
+    group(model_->weights().output);
+}
+
+int Forward::arithmetic(int j, int n) const {
+    // One token: single-token orders everywhere (run_rows, layer, Matmul).
+    if (n == 1) return 0;
+    // Two or more: batch orders; a matrix with a grouped kernel uses it for
+    // tokens [0, n - n % its group) (multiply_rows). Before n - n % g every
+    // matrix does, since each group divides g; in the tail of n % g tokens,
+    // which ones do depends on the tail's length and the token's place in it.
+    const int grouped = n - n % batch_group_;
+    if (j < grouped) return 1;
+    return 2 + (n % batch_group_) * batch_group_ + (j - grouped);
 }
 
 size_t Forward::memory_bytes() const {

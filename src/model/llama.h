@@ -59,6 +59,13 @@ public:
     size_t memory_bytes() const;  // scratch (caches not included)
     const LlamaModel& model() const { return *model_; }
 
+    // Which arithmetic run() gives the token at index j of a call with n
+    // tokens. The orders depend on nothing else about the call: a token's
+    // keys, values and logits are bit for bit the same in two calls where it
+    // has the same position, id, earlier cells and arithmetic. run_tokens()
+    // gives every token the arithmetic of a call with one token.
+    int arithmetic(int j, int n) const;
+
     // Runs tokens at positions pos .. pos + n - 1 of one sequence (n <=
     // max_batch, pos + n <= cache.n_ctx() <= n_ctx(), ids valid: the caller
     // checks) and returns logits: one row of n_vocab per token when
@@ -81,6 +88,9 @@ private:
     std::shared_ptr<const LlamaModel> model_;
     int n_ctx_;
     int max_batch_;
+    // Tokens the grouped matrix kernels take together: the least common
+    // multiple of the matrices' groups (1 when no kernel groups tokens).
+    int batch_group_ = 1;
     Matmul matmul_;
     // Per row of the pass: its token, cache and position.
     std::vector<int32_t> row_token_;

@@ -7,8 +7,10 @@ Starts the server (port 0: it prints the port it chose), then checks what a
 user of the OpenAI API relies on: listing models, chat and completions with
 and without streaming, JSON-schema output, stop sequences, an OpenAI-style
 error for each kind of bad request (the server still serving afterwards),
-the API key, the bounded queue, a client that hangs up, SIGTERM, and batch
-invariance: 16 concurrent streams each get exactly the text they get alone.
+the API key, the bounded queue, a client that hangs up, SIGTERM, batch
+invariance (16 concurrent streams each get exactly the text they get alone),
+and prefix reuse (prompts on cached cells get a fresh server's tokens and
+log-probabilities bit for bit).
 Prints "server: N passed, N failed"; exits non-zero when anything failed.
 """
 import json
@@ -85,6 +87,21 @@ def streamed_text(client, text, max_tokens=24):
     return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
 
 
+def chat_logprobs_of(client, messages, max_tokens=8):
+    """Greedy tokens with their log-probabilities (and top 5): equal lists mean bit-identical floats."""
+    r = client.chat.completions.create(model="any", messages=messages, max_tokens=max_tokens, temperature=0,
+                                       logprobs=True, top_logprobs=5)
+    return [(t.token, t.logprob, [(x.token, x.logprob) for x in t.top_logprobs]) for t in r.choices[0].logprobs.content]
+
+
+# Prompts for the reuse check: REUSE_FIRST runs first on a fresh server (its
+# truth), again once the server has cached other prompts with the same
+# system prompt; REUSE_TURN (the conversation going on) runs on a server
+# that cached its first turn, and first on a fresh server.
+REUSE_FIRST = [{"role": "user", "content": "What color is the sky?"}]
+REUSE_OPENING = [{"role": "user", "content": "Write a haiku about the sea."}]
+
+
 def expect_error(server, status, err_type, body=None, method="POST", path="/v1/chat/completions", raw=None, headers=None,
                  message_part=None):
     if raw is not None:
@@ -135,6 +152,10 @@ def main():
         r = server.http.get("/health")
         expect(r.status_code == 200 and r.json() == {"status": "ok"}, r.text)
     check("GET /health", health)
+
+    # Nothing cached yet: the truth for the reuse check below.
+    fresh_first = chat_logprobs_of(client, REUSE_FIRST)
+    reused = {}
 
     def chat():
         r = greedy_chat(client, "What is the capital of France?")
@@ -259,6 +280,18 @@ def main():
         expect(all(solo), "every answer has text")
     check("batch invariance: 16 concurrent streams (--parallel 8) equal their solo runs", batch_invariance)
 
+    def reuse_on_a_warm_server():
+        # Every chat prompt so far began with the template's system prompt:
+        # this one reuses cached cells, and must still equal its fresh run.
+        expect(chat_logprobs_of(client, REUSE_FIRST) == fresh_first, "differs from its run on the fresh server")
+        # Again at once: all but its last tokens are cached now.
+        expect(chat_logprobs_of(client, REUSE_FIRST) == fresh_first, "sent twice, differs from its fresh run")
+        opening = client.chat.completions.create(model="any", messages=REUSE_OPENING, max_tokens=10, temperature=0)
+        reused["turn"] = REUSE_OPENING + [{"role": "assistant", "content": opening.choices[0].message.content},
+                                          {"role": "user", "content": "Another one."}]
+        reused["warm"] = chat_logprobs_of(client, reused["turn"])
+    check("prefix reuse: a prompt on cached cells equals its fresh run bit for bit", reuse_on_a_warm_server)
+
     def metrics():
         text = server.http.get("/metrics").text
         expect('smolinfer_requests_total{endpoint="/v1/chat/completions",status="200"}' in text, text[:300])
@@ -296,6 +329,12 @@ def main():
 
     # A server with an API key, one sequence and a queue of one.
     keyed = Server("--parallel", "1", "--queue", "1", "--api-key", "secret")
+
+    def conversation_reuse():
+        expect("warm" in reused, "the warm run failed")
+        fresh = chat_logprobs_of(keyed.client("secret"), reused["turn"])  # its first request: nothing cached
+        expect(reused["warm"] == fresh, "a conversation going on, on the first turn's cells, differs from a fresh run")
+    check("prefix reuse: a conversation going on equals a fresh server's run bit for bit", conversation_reuse)
 
     def api_key():
         try:
