@@ -27,7 +27,7 @@ int default_thread_count() {
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
     threads_.reserve(size_t(n_threads_ - 1));
-    for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
+    for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this] { worker(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -40,7 +40,7 @@ ThreadPool::~ThreadPool() {
     for (auto& t : threads_) t.join();
 }
 
-void ThreadPool::worker(int index) {
+void ThreadPool::worker() {
     uint64_t seen = 0;
     while (true) {
         uint64_t e = epoch_.load(std::memory_order_acquire);
@@ -61,8 +61,16 @@ void ThreadPool::worker(int index) {
         }
         seen = e;
         if (stop_.load()) return;
-        (*job_)(index, n_threads_);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+        run_shares();
+    }
+}
+
+// Takes shares of the current job until none is left. A worker that comes
+// late (or from an earlier job) finds the counter spent and takes none.
+void ThreadPool::run_shares() {
+    for (int i; (i = next_share_.fetch_add(1, std::memory_order_acq_rel)) < n_threads_;) {
+        (*job_)(i, n_threads_);
+        done_shares_.fetch_add(1, std::memory_order_acq_rel);
     }
 }
 
@@ -71,8 +79,11 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
         fn(0, 1);
         return;
     }
+    // Order matters for a worker still leaving the last job: it can take a
+    // share only once the counter is reset, and then sees this job.
+    done_shares_.store(0, std::memory_order_relaxed);
     job_ = &fn;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+    next_share_.store(0, std::memory_order_release);
     epoch_.fetch_add(1);
     // Waking costs a system call (in a browser, a futex notify): only when a
     // worker went to sleep. The lock keeps a worker from being between its
@@ -81,15 +92,21 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
         { std::lock_guard<std::mutex> lock(mutex_); }
         wake_.notify_all();
     }
+    // The caller takes shares too, its own first and then any a worker has
+    // not started: on a busy machine a worker may wait long for a core, and
+    // the job should not wait for it.
     std::exception_ptr failure;
-    try {
-        fn(0, n_threads_);
-    } catch (...) {
-        failure = std::current_exception();  // rethrown once the workers are done with fn
+    for (int i; (i = next_share_.fetch_add(1, std::memory_order_acq_rel)) < n_threads_;) {
+        try {
+            fn(i, n_threads_);
+        } catch (...) {
+            if (!failure) failure = std::current_exception();  // rethrown once every share is done
+        }
+        done_shares_.fetch_add(1, std::memory_order_acq_rel);
     }
-    // Spin briefly for the others, then yield: when the machine is busy a
-    // worker may be waiting for this very core.
-    for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    // Only shares a worker is running are left: spin briefly, then yield
+    // (that worker may be waiting for this very core).
+    for (int spin = 0; done_shares_.load(std::memory_order_acquire) != n_threads_; ++spin) {
         if (spin < kSpinIterations) {
             SMOLINFER_PAUSE();
         } else {

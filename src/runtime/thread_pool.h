@@ -1,6 +1,8 @@
-// A persistent pool for data-parallel loops. The calling thread takes part
-// as worker 0. Between jobs, workers spin briefly (jobs come back to back
-// during a forward pass) and then sleep, so an idle engine burns no CPU.
+// A persistent pool for data-parallel loops. A job is n_threads shares; the
+// calling thread and the workers take them as they come free, so a worker
+// the OS has not scheduled yet does not hold the job up (the caller runs its
+// share). Between jobs, workers spin briefly (jobs come back to back during
+// a forward pass) and then sleep, so an idle engine burns no CPU.
 #pragma once
 
 #include <atomic>
@@ -23,10 +25,13 @@ public:
 
     int size() const { return n_threads_; }
 
-    // Calls fn(thread_index, n_threads) once on every thread and returns when
-    // all calls have returned. Not reentrant. An exception from the calling
-    // thread's share is rethrown after the others finish; fn must not throw
-    // on the other threads.
+    // Calls fn(share, n_threads) once for every share 0 <= share < n_threads
+    // and returns when all calls have returned. No two calls with the same
+    // share overlap, and calls that overlap have different shares, so a
+    // share may index per-thread scratch; but which thread runs a share, and
+    // how many shares one thread runs, is not fixed. Not reentrant. An
+    // exception from a share the caller ran is rethrown after every share is
+    // done; fn must not throw on the other threads.
     void run(const std::function<void(int, int)>& fn);
 
     // Splits [0, n) into one contiguous range per thread: fn(begin, end).
@@ -39,13 +44,15 @@ public:
     void parallel_for_dynamic(size_t n, size_t chunk, const std::function<void(int, size_t, size_t)>& fn);
 
 private:
-    void worker(int index);
+    void worker();
+    void run_shares();
 
     int n_threads_;
     std::vector<std::thread> threads_;
     const std::function<void(int, int)>* job_ = nullptr;
     std::atomic<uint64_t> epoch_{0};
-    std::atomic<int> pending_{0};
+    std::atomic<int> next_share_{0};   // shares of the job taken so far (may run past n_threads)
+    std::atomic<int> done_shares_{0};
     std::atomic<int> sleepers_{0};  // workers waiting on wake_
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
