@@ -1,12 +1,15 @@
 // Matmul kernel speed, one weight format at a time, on SmolLM2's matrix
-// shapes: nanoseconds per weight block for one token (decoding) and four
-// tokens (prefill), the best of KERNEL_BENCH_REPS samples of >= 20 ms (the
-// least disturbed run of a noisy machine). Compiled natively and to WebAssembly (one per
+// shapes: nanoseconds per weight block for one token (decoding), four
+// (prefill) and eight (eight sequences decoding together, as smolinfer
+// serve batches them), the best of KERNEL_BENCH_REPS samples of >= 20 ms
+// (the least disturbed run of a noisy machine). Where the matmul would use
+// a tile, the same product as one dot per (row, token) is timed too, and
+// the tile's speedup printed. Compiled natively and to WebAssembly (one per
 // engine flavour, see web/wasm/CMakeLists.txt); bench/kernels.mjs runs the
 // WebAssembly ones in headless Chromium and Node.
 //
 // Prints one JSON object per line: {"kernels", "type", "rows", "cols",
-// "tokens", "ns_per_block"}.
+// "tokens", "ns_per_block"[, "dot_ns_per_block", "tile_speedup"]}.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +30,7 @@ struct Shape {
     int rows, cols;
 };
 
-double ns_per_block(const quant::MatmulKernel& k, const Shape& s, int tokens, int reps) {
+double ns_per_block(const quant::MatmulKernel& k, const Shape& s, int tokens, int reps, bool allow_tile = true) {
     std::mt19937 rng(1);
     const auto w = test::random_blocks(s.type, size_t(s.rows) * size_t(s.cols), rng);
     const size_t w_row = quant::row_bytes(quant::traits(s.type), size_t(s.cols));
@@ -45,7 +48,7 @@ double ns_per_block(const quant::MatmulKernel& k, const Shape& s, int tokens, in
     const bool batched = k.dot_batched && tokens >= 2;
     const quant::TileFn tile_fn = batched ? k.tile_batched : k.tile;
     const quant::DotFn dot_fn = batched ? k.dot_batched : k.dot;
-    const bool use_tile = tile_fn && tokens >= k.tile_min_tokens;
+    const bool use_tile = allow_tile && tile_fn && tokens >= k.tile_min_tokens;
     auto once = [&] {
         if (use_tile) {
             tile_fn(size_t(s.cols), tile);
@@ -93,10 +96,19 @@ int main() {
         if (!quant::isa_available(isa) || (isa != quant::best_isa() && isa != quant::Isa::WasmSimdFast)) continue;
         for (const Shape& s : shapes) {
             const auto k = quant::matmul_kernel(s.type, s.rows, s.cols, isa);
-            for (const int tokens : {1, 4}) {
-                std::printf("{\"kernels\":\"%s\",\"type\":\"%s\",\"rows\":%d,\"cols\":%d,\"tokens\":%d,\"ns_per_block\":%.3f}\n",
+            for (const int tokens : {1, 4, 8}) {
+                const double ns = ns_per_block(*k, s, tokens, reps);
+                std::string dot;
+                const bool batched = k->dot_batched && tokens >= 2;
+                if ((batched ? k->tile_batched : k->tile) && tokens >= k->tile_min_tokens) {
+                    const double dot_ns = ns_per_block(*k, s, tokens, reps, false);
+                    char buf[96];
+                    std::snprintf(buf, sizeof buf, ",\"dot_ns_per_block\":%.3f,\"tile_speedup\":%.2f", dot_ns, dot_ns / ns);
+                    dot = buf;
+                }
+                std::printf("{\"kernels\":\"%s\",\"type\":\"%s\",\"rows\":%d,\"cols\":%d,\"tokens\":%d,\"ns_per_block\":%.3f%s}\n",
                             std::string(quant::isa_name(isa)).c_str(), std::string(quant::traits(s.type).name).c_str(),
-                            s.rows, s.cols, tokens, ns_per_block(*k, s, tokens, reps));
+                            s.rows, s.cols, tokens, ns, dot.c_str());
             }
         }
     }
