@@ -32,6 +32,33 @@ std::vector<float> edge_values() {
     return v;
 }
 
+// exp_approx scales its polynomial by 2^n with two multiplies instead of
+// ldexp: the same float wherever ldexp rounds (results below the normal
+// range: every float of x in [-104, -87]) and on a sweep of the rest.
+TEST(VectorMath, ExpScalesByPowersOfTwoAsLdexpDoes) {
+    const auto with_ldexp = [](float x) {
+        const float r = 0x1.8p23f;
+        const float z = quant::exact_fma(x, 0x1.715476p+0f, r);
+        const float n = z - r;
+        if (!(std::fabs(n) <= 192.0f)) return model::exp_approx(x);
+        const float b = quant::exact_fma(-n, 0x1.7f7d1cp-20f, quant::exact_fma(-n, 0x1.62e4p-1f, x));
+        const float u = b * b;
+        const float j = quant::exact_fma(quant::exact_fma(quant::exact_fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                                          quant::exact_fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                                         u, quant::exact_fma(0x1.ffffecp-1f, b, 1.0f));
+        return std::ldexp(j, int(n));
+    };
+    long checked = 0;
+    for (float x = -104.0f; x <= -87.0f; x = std::nextafter(x, 0.0f), ++checked) {
+        ASSERT_EQ(bits(model::exp_approx(x)), bits(with_ldexp(x))) << x;
+    }
+    for (float x = -140.0f; x <= 140.0f; x += 0.000731f, ++checked) {
+        ASSERT_EQ(bits(model::exp_approx(x)), bits(with_ldexp(x))) << x;
+    }
+    for (const float x : edge_values()) ASSERT_EQ(bits(model::exp_approx(x)), bits(with_ldexp(x))) << x;
+    EXPECT_GT(checked, 1000000);
+}
+
 TEST(VectorMath, SwigluEqualsScalarSiluTimesUp) {
     const auto x = edge_values();
     std::vector<float> gate = x, up(x.size());
