@@ -42,8 +42,7 @@ using Q5_0 = Format<BlockQ5_0, BlockQ8_0, true, false>;
 using Q5_1 = Format<BlockQ5_1, BlockQ8_1, false, true>;
 using Q8_0 = Format<BlockQ8_0, BlockQ8_0, true, false>;
 
-inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }
-inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
+inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }  // only Q8_1 activations carry one
 
 // The activation scale (and, for Q8_1, the scaled sum) of every (block,
 // token) as floats, [token group][block][kMaxTokens]: converted once per
