@@ -121,7 +121,7 @@ void rows_by_tokens(size_t nb, const typename F::Block* const* w, const typename
     }
 }
 
-// Rows [r0, rows) of the tile in steps of R, then what is left one by one.
+// The tile's rows in steps of R, then what is left one by one.
 template <class F, int R, int T>
 void rows_in_steps(const Tile& tile, size_t nb, int t0, const typename F::Act* const* act, const Prepared& p) {
     using Block = typename F::Block;
