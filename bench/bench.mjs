@@ -27,6 +27,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { describeMachine, llamaBuild, loadavg } from "./machine.mjs";
+import { envInt } from "./env_int.mjs";
 import { runNative } from "./native.mjs";
 import { report } from "./report.mjs";
 import { measureRoofline } from "./roofline.mjs";
@@ -40,13 +41,7 @@ const log = (...a) => console.error(...a);
 function readConfig() {
   const quick = env.BENCH_QUICK === "1";
   const list = (s, fallback) => (s ? s.split(",").map((x) => x.trim()).filter(Boolean) : fallback);
-  const positiveInt = (name, fallback) => {
-    const v = env[name];
-    if (v === undefined || v === "") return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${v}"`);
-    return n;
-  };
+  const positiveInt = (name, fallback) => envInt(env, name, fallback);
   const config = {
     quick,
     models: list(env.BENCH_MODELS, []).map((kv) => ({ key: kv.slice(0, kv.indexOf("=")), file: kv.slice(kv.indexOf("=") + 1) })),

@@ -26,6 +26,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { OURS, THEIRS, engineCommands, hasServe, startServer } from "./serve_engines.mjs";
+import { envInt } from "./env_int.mjs";
 import { runRound, streamChat, summariseLevel } from "./serve_load.mjs";
 import { userMessage } from "./serve_prompts.mjs";
 import { serveSection } from "./serve_report.mjs";
@@ -35,13 +36,7 @@ const repo = path.resolve(here, "..");
 
 /** The serving benchmark's settings from the environment (throws on a bad value). */
 export function serveConfig(env, quick) {
-  const count = (name, fallback) => {
-    const v = env[name];
-    if (v === undefined || v === "") return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${v}"`);
-    return n;
-  };
+  const count = (name, fallback) => envInt(env, name, fallback);
   const levels = (env.BENCH_SERVE_LEVELS || "1,4,8,16").split(",").map((x) => Number(x.trim()));
   if (levels.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_SERVE_LEVELS must be positive integers`);
   return {

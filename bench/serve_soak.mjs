@@ -55,6 +55,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 
 import { startServer } from "./serve_engines.mjs";
+import { envInt } from "./env_int.mjs";
 import { streamChat } from "./serve_load.mjs";
 import { userMessage } from "./serve_prompts.mjs";
 
@@ -64,13 +65,7 @@ const repo = path.resolve(here, "..");
 // ---------------------------------------------------------------- settings
 
 function config(env) {
-  const count = (name, fallback, min = 1) => {
-    const v = env[name];
-    if (v === undefined || v === "") return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, not "${v}"`);
-    return n;
-  };
+  const count = (name, fallback, min = 1) => envInt(env, name, fallback, min);
   let model = env.SOAK_MODEL;
   if (!model) {
     const r = spawnSync(path.join(repo, "scripts", "fetch-model"), { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
