@@ -145,7 +145,7 @@ export function llamaCpuVariant() {
     } catch {
         // Not Linux: cannot tell.
     }
-    const avx512 = /\bavx512f\b/.test(flags) && /\bavx512vnni\b/.test(flags);
+    const avx512 = /\bavx512f\b/.test(flags) && /\bavx512_?vnni\b/.test(flags);
     if (!avx512 && process.env.GOLDEN_ALLOW_AVX2 !== "1") {
         throw new Error("this CPU has no AVX-512 (avx512f + avx512vnni): llama.cpp would run its AVX2 variant, " +
             "which rounds differently from the one smolinfer reproduces; generate on an AVX-512 machine " +
