@@ -33,39 +33,7 @@ constexpr double kNearTie = 0.01;
 constexpr double kFastLogprobTolerance = 1.0;
 constexpr double kFastNearTie = 0.35;
 
-// The random-weight family models are not yet exact: at a few positions per
-// model (and not at their neighbours, so the difference does not stay in
-// the KV cache) all top-10 log-probabilities differ by up to 0.18 nats,
-// while most positions agree within 0.001. Measured 2026-12-02: it happens
-// only in models with Q4_K (or Q4_0) matrices of 256-512 columns, the types
-// llama.cpp repacks into 8-row groups on x86 -- the same llama3 and phi3
-// models with Q5_K or Q8_0 there agree within 0.0006 -- and the wasm
-// relaxed build reproduces our native numbers exactly, so it is our model
-// of llama.cpp's order, not a SIMD kernel. The real SmolLM2 Q4_K_M file
-// (Q4_K rows of 1536 columns) is exact. A wrong family feature (RoPE
-// pairing, a missing bias or norm, the wrong LongRoPE factors) is off by
-// whole nats at every position.
-constexpr double kFamilyLogprobTolerance = 0.25;
-
-// A model that is not yet exact: run, its largest difference printed, not
-// asserted. SmolLM2-360M's shape (960 wide, 15 heads over 5 KV heads, Q5_0
-// rows of 960, Q6_K rows of 2560, Q8_0 tied output): each prompt's first
-// logits agree, then decode steps drift (5-token prompt: 0.4 nats from
-// position 5; 40 tokens: up to 1.33 from position 1).
-// First suspect: tests/golden/large/ was made on a CPU without AVX-512,
-// where llama.cpp runs its AVX2 ("haswell") CPU variant, while our
-// arithmetic follows its AVX-512 ("zen4") variant, on which every other
-// golden file was made (ggml_vec_dot_f16 sums 8 lanes there instead of 16:
-// decode attention rounds differently). Random weights magnify such
-// differences in some shapes and not others: on 2-layer variants (0.10
-// nats as is) 15 KV heads instead of 5, or SmolLM2-135M's width, agree
-// within 0.0002, and the 1.7B shape agrees exactly. Regenerate on an
-// AVX-512 machine (make-family-golden.mjs --large) before looking further.
-bool known_divergent(const std::string& model, const std::string& /*case_name*/) {
-    return model == "smollm2-360m";
-}
-
-// A random-weight model (a family's or a large one), held to kFamilyLogprobTolerance.
+// A random-weight model (a family's or a large one).
 bool family_model(const std::string& name);
 
 double logprob_tolerance() { return test::fast_arithmetic() ? kFastLogprobTolerance : kLogprobTolerance; }
@@ -185,13 +153,12 @@ TEST_P(GoldenGeneration, TopLogprobsAndGreedyChoiceMatchAtEveryPosition) {
                     worst = diff;
                     worst_at = name + " position " + std::to_string(pos) + " token " + std::to_string(id);
                 }
-                if (known_divergent(GetParam(), name)) continue;
-                EXPECT_LE(diff, family_model(GetParam()) ? std::max(kFamilyLogprobTolerance, logprob_tolerance()) : logprob_tolerance()) << name << " position " << pos << " token " << id << ": ours "
+                EXPECT_LE(diff, logprob_tolerance()) << name << " position " << pos << " token " << id << ": ours "
                                                    << lp[size_t(id)] << ", llama.cpp " << theirs;
             }
             const double gap = tops[pos][0][1].get<double>() - tops[pos][1][1].get<double>();
             const TokenId ours = argmax(lp);
-            if (gap >= near_tie() && !known_divergent(GetParam(), name)) {
+            if (gap >= near_tie()) {
                 EXPECT_EQ(ours, ids[pos]) << name << " position " << pos << ": llama.cpp's top two differ by " << gap;
             }
             if (pos + 1 < ids.size()) logits = session_->evaluate({&ids[pos], 1}, false);
@@ -219,10 +186,6 @@ TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
         const bool same = k == st.tokens.size() && k == n_expected &&
                           (st.stop == StopReason::EndOfGeneration) == eog;
         if (same) continue;
-        if (known_divergent(GetParam(), name)) {
-            std::printf("%s: %s diverges at token %zu (known, not asserted)\n", GetParam().c_str(), name.c_str(), k);
-            continue;
-        }
         const auto& tops = c["top_logprobs"][k];
         const double gap = tops[0][1].get<double>() - tops[1][1].get<double>();
         EXPECT_LT(gap, near_tie()) << name << " diverges at token " << k << " where llama.cpp's top two differ by "
