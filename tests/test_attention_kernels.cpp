@@ -46,10 +46,14 @@ void fill(KvCache& cache, int n_layer, int filled, std::mt19937& rng) {
     }
 }
 
-// The SIMD kernels this build and CPU have (AVX2 natively, SIMD128 in WebAssembly).
-const model::AttentionKernels* simd_kernels() {
-    if (const model::AttentionKernels* k = model::attention_kernels_avx2()) return k;
-    return model::attention_kernels_wasm();
+// The SIMD kernel sets this build and CPU have (AVX-512 and AVX2 natively,
+// SIMD128 in WebAssembly), by name.
+std::vector<std::pair<std::string, const model::AttentionKernels*>> simd_kernels() {
+    std::vector<std::pair<std::string, const model::AttentionKernels*>> sets;
+    if (const model::AttentionKernels* k = model::attention_kernels_avx512()) sets.emplace_back("avx512", k);
+    if (const model::AttentionKernels* k = model::attention_kernels_avx2()) sets.emplace_back("avx2", k);
+    if (const model::AttentionKernels* k = model::attention_kernels_wasm()) sets.emplace_back("simd128", k);
+    return sets;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -57,37 +61,40 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
-    const model::AttentionKernels* simd = simd_kernels();
-    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
-    const model::AttentionKernels& ref = model::attention_kernels_reference();
-    std::mt19937 rng(3);
-    for (const int head_dim : {64, 80, 128}) {
-        const int n_ctx = 700;
-        KvCache cache(2, n_ctx, 2 * head_dim);
-        for (const int n : {1, 2, 15, 16, 17, 63, 64, 65, 255, 256, 257, 300, 513, 700}) {
-            fill(cache, 2, n, rng);
-            std::normal_distribution<float> d(0.0f, 1.0f);
-            for (const int n_q : {1, 3}) {
-                const size_t N = size_t(n), Q = size_t(n_q);
-                std::vector<float> q(Q * size_t(head_dim)), w(Q * N + 64);
-                for (auto& x : q) x = quant::fp16_to_f32(quant::f32_to_fp16(d(rng)));
-                for (auto& x : w) x = quant::fp16_to_f32(quant::f32_to_fp16(std::abs(d(rng)) / float(n)));
-                for (size_t j = Q * N; j < w.size(); ++j) w[j] = std::nanf("");  // never read as a weight
-                for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
-                    SCOPED_TRACE("head_dim " + std::to_string(head_dim) + ", n " + std::to_string(n) + ", " +
-                                 std::to_string(n_q) + " queries, " + (order == AttentionOrder::Batch ? "batch" : "single"));
-                    for (const int dim0 : {0, head_dim}) {
-                        std::vector<float> s_ref(Q * N), s_simd(Q * N);
-                        ref.key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
-                                       s_ref.data());
-                        simd->key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
-                                         s_simd.data());
-                        EXPECT_TRUE(same_bits(s_ref, s_simd)) << "key scores";
-                        std::vector<float> o_ref(Q * size_t(head_dim)), o_simd(Q * size_t(head_dim));
-                        ref.value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_ref.data());
-                        simd->value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_simd.data());
-                        EXPECT_TRUE(same_bits(o_ref, o_simd)) << "value sums";
-                        for (const float x : o_simd) ASSERT_FALSE(std::isnan(x));
+    const auto sets = simd_kernels();
+    if (sets.empty()) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
+    for (const auto& [set_name, simd] : sets) {
+        SCOPED_TRACE(set_name);
+        const model::AttentionKernels& ref = model::attention_kernels_reference();
+        std::mt19937 rng(3);
+        for (const int head_dim : {64, 80, 128}) {
+            const int n_ctx = 700;
+            KvCache cache(2, n_ctx, 2 * head_dim);
+            for (const int n : {1, 2, 15, 16, 17, 63, 64, 65, 255, 256, 257, 300, 513, 700}) {
+                fill(cache, 2, n, rng);
+                std::normal_distribution<float> d(0.0f, 1.0f);
+                for (const int n_q : {1, 3, 5}) {
+                    const size_t N = size_t(n), Q = size_t(n_q);
+                    std::vector<float> q(Q * size_t(head_dim)), w(Q * N + 64);
+                    for (auto& x : q) x = quant::fp16_to_f32(quant::f32_to_fp16(d(rng)));
+                    for (auto& x : w) x = quant::fp16_to_f32(quant::f32_to_fp16(std::abs(d(rng)) / float(n)));
+                    for (size_t j = Q * N; j < w.size(); ++j) w[j] = std::nanf("");  // never read as a weight
+                    for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                        SCOPED_TRACE("head_dim " + std::to_string(head_dim) + ", n " + std::to_string(n) + ", " +
+                                     std::to_string(n_q) + " queries, " + (order == AttentionOrder::Batch ? "batch" : "single"));
+                        for (const int dim0 : {0, head_dim}) {
+                            std::vector<float> s_ref(Q * N), s_simd(Q * N);
+                            ref.key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
+                                           s_ref.data());
+                            simd->key_scores(cache.k(1, 0) + dim0, size_t(cache.kv_dim()), n, q.data(), n_q, head_dim, order,
+                                             s_simd.data());
+                            EXPECT_TRUE(same_bits(s_ref, s_simd)) << "key scores";
+                            std::vector<float> o_ref(Q * size_t(head_dim)), o_simd(Q * size_t(head_dim));
+                            ref.value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_ref.data());
+                            simd->value_sums(cache, 1, dim0, head_dim, n, w.data(), n_q, order, o_simd.data());
+                            EXPECT_TRUE(same_bits(o_ref, o_simd)) << "value sums";
+                            for (const float x : o_simd) ASSERT_FALSE(std::isnan(x));
+                        }
                     }
                 }
             }
@@ -99,20 +106,23 @@ TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
 // to hundreds (exponentials that underflow to subnormal floats and to zero,
 // weights that are subnormal halves), and lengths around every chunk.
 TEST(AttentionKernels, SoftmaxEqualsReferenceBitForBit) {
-    const model::AttentionKernels* simd = simd_kernels();
-    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
-    const model::AttentionKernels& ref = model::attention_kernels_reference();
-    std::mt19937 rng(7);
-    for (const float spread : {1.0f, 10.0f, 60.0f, 300.0f}) {
-        for (const int n : {1, 3, 4, 5, 15, 16, 17, 33, 100, 257}) {
-            std::normal_distribution<float> d(0.0f, spread);
-            std::vector<float> s(static_cast<size_t>(n));
-            for (auto& x : s) x = d(rng);
-            std::vector<float> s_ref = s, s_simd = s, w_ref(s.size()), w_simd(s.size());
-            ref.softmax(s_ref.data(), n, 0.125f, w_ref.data());
-            simd->softmax(s_simd.data(), n, 0.125f, w_simd.data());
-            EXPECT_TRUE(same_bits(s_ref, s_simd)) << "exponentials, spread " << spread << ", n " << n;
-            EXPECT_TRUE(same_bits(w_ref, w_simd)) << "weights, spread " << spread << ", n " << n;
+    const auto sets = simd_kernels();
+    if (sets.empty()) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
+    for (const auto& [set_name, simd] : sets) {
+        SCOPED_TRACE(set_name);
+        const model::AttentionKernels& ref = model::attention_kernels_reference();
+        std::mt19937 rng(7);
+        for (const float spread : {1.0f, 10.0f, 60.0f, 300.0f}) {
+            for (const int n : {1, 3, 4, 5, 15, 16, 17, 33, 100, 257}) {
+                std::normal_distribution<float> d(0.0f, spread);
+                std::vector<float> s(static_cast<size_t>(n));
+                for (auto& x : s) x = d(rng);
+                std::vector<float> s_ref = s, s_simd = s, w_ref(s.size()), w_simd(s.size());
+                ref.softmax(s_ref.data(), n, 0.125f, w_ref.data());
+                simd->softmax(s_simd.data(), n, 0.125f, w_simd.data());
+                EXPECT_TRUE(same_bits(s_ref, s_simd)) << "exponentials, spread " << spread << ", n " << n;
+                EXPECT_TRUE(same_bits(w_ref, w_simd)) << "weights, spread " << spread << ", n " << n;
+            }
         }
     }
 }
@@ -120,27 +130,30 @@ TEST(AttentionKernels, SoftmaxEqualsReferenceBitForBit) {
 // Whole heads (scores, softmax, weights, value sums) with either kernel set,
 // one head at a time or the three of a KV head together.
 TEST(AttentionKernels, WholeHeadsAreTheSameWithEitherKernels) {
-    const model::AttentionKernels* simd = simd_kernels();
-    if (simd == nullptr) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
-    std::mt19937 rng(5);
-    const model::AttentionShape shape{9, 3, 64};
-    KvCache cache(1, 400, 192);
-    fill(cache, 1, 400, rng);
-    std::normal_distribution<float> d(0.0f, 2.0f);
-    std::vector<float> q(3 * 64), scratch(model::attention_scratch_floats(3, 400));
-    for (auto& x : q) x = d(rng);
-    for (const int pos : {0, 1, 16, 100, 399}) {
-        for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
-            std::vector<float> a(3 * 64), b(3 * 64), c(3 * 64);
-            model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), a.data(), scratch.data(), order,
-                                model::attention_kernels_reference());
-            model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), b.data(), scratch.data(), order, *simd);
-            for (int h = 0; h < 3; ++h) {
-                model::attend_heads(cache, 0, shape, 3 + h, 1, pos, q.data() + 64 * h, c.data() + 64 * h, scratch.data(),
-                                    order, *simd);
+    const auto sets = simd_kernels();
+    if (sets.empty()) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
+    for (const auto& [set_name, simd] : sets) {
+        SCOPED_TRACE(set_name);
+        std::mt19937 rng(5);
+        const model::AttentionShape shape{9, 3, 64};
+        KvCache cache(1, 400, 192);
+        fill(cache, 1, 400, rng);
+        std::normal_distribution<float> d(0.0f, 2.0f);
+        std::vector<float> q(3 * 64), scratch(model::attention_scratch_floats(3, 400));
+        for (auto& x : q) x = d(rng);
+        for (const int pos : {0, 1, 16, 100, 399}) {
+            for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                std::vector<float> a(3 * 64), b(3 * 64), c(3 * 64);
+                model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), a.data(), scratch.data(), order,
+                                    model::attention_kernels_reference());
+                model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), b.data(), scratch.data(), order, *simd);
+                for (int h = 0; h < 3; ++h) {
+                    model::attend_heads(cache, 0, shape, 3 + h, 1, pos, q.data() + 64 * h, c.data() + 64 * h, scratch.data(),
+                                        order, *simd);
+                }
+                EXPECT_TRUE(same_bits(a, b)) << "pos " << pos;
+                EXPECT_TRUE(same_bits(a, c)) << "pos " << pos << ", one head at a time";
             }
-            EXPECT_TRUE(same_bits(a, b)) << "pos " << pos;
-            EXPECT_TRUE(same_bits(a, c)) << "pos " << pos << ", one head at a time";
         }
     }
 }

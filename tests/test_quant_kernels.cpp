@@ -226,7 +226,7 @@ TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
             const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
             for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
                 if (tile == nullptr) continue;
-                for (const int tokens : {1, 2, 3, 4, 5, 8, 9, 17}) {
+                for (const int tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
                     const size_t wrow = quant::row_bytes(quant::traits(type), n);
                     const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
                     const auto w = test::random_blocks(type, n * size_t(rows), rng);

@@ -80,6 +80,7 @@ const AttentionKernels& attention_kernels_reference() {
 
 const AttentionKernels& attention_kernels() {
     static const AttentionKernels& best = [] () -> const AttentionKernels& {
+        if (const AttentionKernels* k = attention_kernels_avx512()) return *k;
         if (const AttentionKernels* k = attention_kernels_avx2()) return *k;
         if (const AttentionKernels* k = attention_kernels_wasm()) return *k;
         return attention_kernels_reference();

@@ -41,7 +41,8 @@ struct AttentionKernels {
 };
 
 const AttentionKernels& attention_kernels_reference();
-// The AVX2 / WebAssembly SIMD128 variants, or null when this build or CPU has none.
+// The AVX-512 / AVX2 / WebAssembly SIMD128 variants, or null when this build or CPU has none.
+const AttentionKernels* attention_kernels_avx512();
 const AttentionKernels* attention_kernels_avx2();
 const AttentionKernels* attention_kernels_wasm();
 // The fastest available.
