@@ -1,8 +1,9 @@
-// The element-wise steps whose WebAssembly builds work four lanes at a time
-// (model/vector_math_wasm.h: exp, SiLU, rounding to half) against their
-// scalar forms, bit for bit, over values that reach every branch: the
-// polynomial's range, results that are subnormal, overflow or vanish, zeros,
-// infinities and NaN. Natively both sides are the scalar code.
+// The element-wise steps whose SIMD builds work several lanes at a time
+// (WebAssembly: model/vector_math_wasm.h, four lanes; AVX-512 CPUs:
+// model/vector_math_avx512.h, sixteen) against their scalar forms, bit for
+// bit, over values that reach every branch: the polynomial's range, results
+// that are subnormal, overflow or vanish, zeros, infinities and NaN. On an
+// AVX2-only CPU both sides are the scalar code.
 #include <gtest/gtest.h>
 
 #include <cmath>

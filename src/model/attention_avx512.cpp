@@ -12,6 +12,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
+
+#include "model/vector_math_avx512.h"
 
 namespace smolinfer::model {
 
@@ -122,10 +125,38 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
     }
 }
 
+// The reference softmax sixteen lanes at a time: the same exponentials, the
+// same chunk sums (lanes past n are zero) added in double, the same rounding
+// of the weights to half.
+void softmax(float* s, int n, float scale, float* w) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int c = 0; c < n; c += 16) {
+        const __mmask16 live = n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+        const __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, s + c), sc);
+        _mm512_mask_storeu_ps(s + c, live, x);
+        mx = _mm512_mask_max_ps(mx, live, mx, x);
+    }
+    const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    double sum = 0.0;
+    for (int c = 0; c < n; c += 16) {
+        const __mmask16 live = n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+        const __m512 e = _mm512_maskz_mov_ps(live, avx512::exp_approx16(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + c), max)));
+        _mm512_mask_storeu_ps(s + c, live, e);
+        sum += double(hsum16(e));
+    }
+    const __m512 inv = _mm512_set1_ps(float(1.0 / sum));
+    for (int c = 0; c < n; c += 16) {
+        const __mmask16 live = n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+        const __m256i h = _mm512_cvtps_ph(_mm512_mul_ps(_mm512_maskz_loadu_ps(live, s + c), inv), _MM_FROUND_TO_NEAREST_INT);
+        _mm512_mask_storeu_ps(w + c, live, _mm512_cvtph_ps(h));
+    }
+}
+
 }  // namespace
 
 const AttentionKernels* attention_kernels_avx512() {
-    static const AttentionKernels k{key_scores, value_sums, attention_kernels_reference().softmax};
+    static const AttentionKernels k{key_scores, value_sums, softmax};
     static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     return ok ? &k : nullptr;

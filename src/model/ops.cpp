@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/exp_approx.h"
+#include "model/ops_avx512.h"
 #include "model/vector_math_wasm.h"
 #include "quant/exact_fma.h"
 #include "model/sincos.h"
@@ -52,6 +53,8 @@ void rope_rotate(float* head, int rope_dim, const float* cos_sin, RopeStyle styl
 }
 
 void swiglu(float* gate, const float* up, size_t n) {
+    static const avx512::SwigluFn fast = avx512::swiglu_kernel();
+    if (fast) return fast(gate, up, n);
     size_t i = 0;
 #if defined(__wasm_simd128__)
     for (; i + 4 <= n; i += 4) {
