@@ -6,6 +6,7 @@
 // Products of two halves are exact in float, so multiply-then-add equals
 // llama.cpp's fused form.
 #include "model/attention_kernels.h"
+#include "runtime/machine.h"
 
 #if defined(__x86_64__) && defined(SMOLINFER_HAVE_AVX512_ATTENTION)
 
@@ -186,9 +187,7 @@ void softmax(float* s, int n, float scale, float* w) {
 
 const AttentionKernels* attention_kernels_avx512() {
     static const AttentionKernels k{key_scores, value_sums, softmax};
-    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return ok ? &k : nullptr;
+    return runtime::cpu_has_avx512() ? &k : nullptr;
 }
 
 }  // namespace smolinfer::model

@@ -1,6 +1,7 @@
 // The element-wise steps that llama.cpp's AVX-512 build vectorizes, sixteen
 // lanes at a time and bit-identical to their scalar forms in ops.cpp.
 #include "model/ops_avx512.h"
+#include "runtime/machine.h"
 
 #if defined(__x86_64__) && defined(SMOLINFER_HAVE_AVX512_OPS)
 
@@ -22,8 +23,7 @@ void swiglu(float* gate, const float* up, size_t n) {
 }  // namespace
 
 SwigluFn swiglu_kernel() {
-    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    return ok ? swiglu : nullptr;
+    return runtime::cpu_has_avx512() ? swiglu : nullptr;
 }
 
 }  // namespace smolinfer::model::avx512

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "quant/blocks.h"
+#include "runtime/machine.h"
 
 namespace smolinfer::quant::avx512 {
 
@@ -315,11 +316,7 @@ void tile(size_t n, const Tile& tile) {
 
 }  // namespace
 
-bool available() {
-    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-    return ok;
-}
+bool available() { return runtime::cpu_has_avx512(); }
 
 TileFn tile_for(Type weight) {
     switch (weight) {

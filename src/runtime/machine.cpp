@@ -19,6 +19,17 @@ bool cpu_has_f16c() {
 #endif
 }
 
+bool cpu_has_avx512() {
+#if defined(__x86_64__)
+    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                           __builtin_cpu_supports("avx512vnni");
+    return ok;
+#else
+    return false;
+#endif
+}
+
 void require_build_cpu_features() {
 #if defined(__x86_64__) && defined(__AVX2__)
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !cpu_has_f16c()) {

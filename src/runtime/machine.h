@@ -13,6 +13,10 @@ void require_build_cpu_features();
 // clang before 16 does not know __builtin_cpu_supports("f16c").
 bool cpu_has_f16c();
 
+// Whether the CPU runs the AVX-512 kernels (AVX-512 F, BW, DQ, VL and VNNI:
+// what llama.cpp's zen4 variant, and every AVX-512 file here, is built for).
+bool cpu_has_avx512();
+
 // Physical memory, or 0 if unknown.
 uint64_t physical_memory_bytes();
 
