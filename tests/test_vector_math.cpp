@@ -1,9 +1,10 @@
 // The element-wise steps whose SIMD builds work several lanes at a time
 // (WebAssembly: model/vector_math_wasm.h, four lanes; AVX-512 CPUs:
-// model/vector_math_avx512.h, sixteen) against their scalar forms, bit for
-// bit, over values that reach every branch: the polynomial's range, results
-// that are subnormal, overflow or vanish, zeros, infinities and NaN. On an
-// AVX2-only CPU both sides are the scalar code.
+// model/vector_math_avx512.h, sixteen; AVX2: model/vector_math_avx2.h,
+// eight) against their scalar forms, bit for bit, over values that reach
+// every branch: the polynomial's range, results that are subnormal,
+// overflow or vanish, zeros, infinities and NaN. model::swiglu takes the
+// widest this CPU has; the AVX2 forms are also tested directly.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include "model/exp_approx.h"
 #include "model/ops.h"
+#include "model/vector_math_avx2.h"
 
 #include "support/float_bits.h"
 
@@ -76,6 +78,32 @@ TEST(VectorMath, SwigluEqualsScalarSiluTimesUp) {
         }
     }
 }
+
+#if defined(__AVX2__) && defined(__FMA__)
+TEST(VectorMath, Avx2ExpAndSiluEqualTheScalarForms) {
+    std::vector<float> x = edge_values();
+    for (float v = -104.0f; v <= -87.0f; v += 0.0001f) x.push_back(v);  // results below the normal range
+    while (x.size() % 8 != 0) x.push_back(0.25f);
+    for (size_t i = 0; i < x.size(); i += 8) {
+        alignas(32) float e[8], s[8];
+        _mm256_store_ps(e, model::avx2::exp_approx8(_mm256_loadu_ps(&x[i])));
+        _mm256_store_ps(s, model::avx2::silu_approx8(_mm256_loadu_ps(&x[i])));
+        for (size_t l = 0; l < 8; ++l) {
+            const float want_e = model::exp_approx(x[i + l]), want_s = model::silu_approx(x[i + l]);
+            if (std::isnan(want_e)) {
+                EXPECT_TRUE(std::isnan(e[l])) << x[i + l];
+            } else {
+                ASSERT_EQ(bits(e[l]), bits(want_e)) << "exp(" << x[i + l] << ")";
+            }
+            if (std::isnan(want_s)) {
+                EXPECT_TRUE(std::isnan(s[l])) << x[i + l];
+            } else {
+                ASSERT_EQ(bits(s[l]), bits(want_s)) << "silu(" << x[i + l] << ")";
+            }
+        }
+    }
+}
+#endif
 
 }  // namespace
 }  // namespace smolinfer

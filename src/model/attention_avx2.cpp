@@ -4,11 +4,14 @@
 // halves are exact in float, so multiply-then-add equals llama.cpp's fused
 // form.
 #include "model/attention_kernels.h"
+#include "model/vector_math_avx2.h"
 #include "runtime/machine.h"
 
 #if defined(__AVX2__) && defined(__F16C__)
 
 #include <immintrin.h>
+
+#include <algorithm>
 
 namespace smolinfer::model {
 
@@ -42,7 +45,9 @@ inline float reduce4(const V16 a[4]) { return hsum16(add(add(a[0], a[2]), add(a[
 
 void key_scores_one(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
                     float* scores) {
+    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
     for (int j = 0; j < n; ++j) {
+        if (j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         if (order == AttentionOrder::Batch) {
             V16 acc = zero16();
@@ -73,7 +78,9 @@ void value_sums_one(const KvCache& cache, int layer, int dim0, int head_dim, int
     const V16 tail_mask = lanes_before(full, n);
     float w_tail[16] = {};
     for (int j = full; j < n; ++j) w_tail[j - full] = w[j];
+    for (int i = 0; i < std::min(kPrefetchValueDims, head_dim); ++i) prefetch_value_row(cache, layer, dim0 + i, n);
     for (int i = 0; i < head_dim; ++i) {
+        if (i + kPrefetchValueDims < head_dim) prefetch_value_row(cache, layer, dim0 + i + kPrefetchValueDims, n);
         V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
         for (int j0 = 0; j0 < n; j0 += 16) {
             const uint16_t* v = cache.v_block(layer, j0 / kB, dim0 + i) + j0 % kB;
@@ -107,10 +114,45 @@ void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, 
     }
 }
 
+// The reference softmax eight lanes at a time (two registers per 16-position
+// chunk): the same exponentials, the same chunk sums (lanes past n are zero)
+// added in double, the same rounding of the weights to half.
+void softmax(float* s, int n, float scale, float* w) {
+    const __m256 sc = _mm256_set1_ps(scale);
+    __m256 mx8 = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < n; j += 8) {
+        // The first 8 of the 16 lanes from j that lie before n.
+        const __m256 m = lanes_before(j, n).lo;
+        const __m256 x = _mm256_mul_ps(_mm256_maskload_ps(s + j, _mm256_castps_si256(m)), sc);
+        _mm256_maskstore_ps(s + j, _mm256_castps_si256(m), x);
+        mx8 = _mm256_max_ps(mx8, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, m));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx8), _mm256_extractf128_ps(mx8, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const __m256 mx = _mm256_set1_ps(_mm_cvtss_f32(m4));
+    double sum = 0.0;
+    for (int c = 0; c < n; c += 16) {
+        const V16 m = lanes_before(c, n);
+        V16 e;
+        e.lo = _mm256_and_ps(m.lo, avx2::exp_approx8(_mm256_sub_ps(_mm256_maskload_ps(s + c, _mm256_castps_si256(m.lo)), mx)));
+        e.hi = _mm256_and_ps(m.hi, avx2::exp_approx8(_mm256_sub_ps(_mm256_maskload_ps(s + c + 8, _mm256_castps_si256(m.hi)), mx)));
+        _mm256_maskstore_ps(s + c, _mm256_castps_si256(m.lo), e.lo);
+        _mm256_maskstore_ps(s + c + 8, _mm256_castps_si256(m.hi), e.hi);
+        sum += double(hsum16(e));
+    }
+    const __m256 inv = _mm256_set1_ps(float(1.0 / sum));
+    for (int j = 0; j < n; j += 8) {
+        const __m256i m = _mm256_castps_si256(lanes_before(j, n).lo);
+        const __m128i h = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_maskload_ps(s + j, m), inv), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_maskstore_ps(w + j, m, _mm256_cvtph_ps(h));
+    }
+}
+
 }  // namespace
 
 const AttentionKernels* attention_kernels_avx2() {
-    static const AttentionKernels k{key_scores, value_sums, attention_kernels_reference().softmax};
+    static const AttentionKernels k{key_scores, value_sums, softmax};
     static const bool ok = __builtin_cpu_supports("avx2") && runtime::cpu_has_f16c();
     return ok ? &k : nullptr;
 }

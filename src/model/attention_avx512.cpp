@@ -42,25 +42,14 @@ inline float reduce4(const __m512 a[4]) {
     return hsum16(_mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3])));
 }
 
-// Keys this many positions ahead are fetched while the current one is
-// scored: a position's keys are a row of the cache (all KV heads), so one
-// head's keys are a stride apart that the hardware prefetcher does not
-// follow, and the loads stalled 60% of the time.
-constexpr int kPrefetchKeys = 8;
-
 // Scores of C query heads against every key: in the Single order a key's
 // 64-value steps go to four accumulators, in the Batch order one chain.
 template <int C>
 void key_scores_heads(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
                       float* scores) {
-    const auto prefetch = [&](int j) {
-        const char* k = reinterpret_cast<const char*>(keys + size_t(j) * key_stride);
-        for (int b = 0; b < head_dim * 2; b += 64) _mm_prefetch(k + b, _MM_HINT_T0);
-        _mm_prefetch(k + head_dim * 2 - 1, _MM_HINT_T0);  // the last line, when the row is not line-aligned
-    };
-    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch(j);
+    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
     for (int j = 0; j < n; ++j) {
-        if (j + kPrefetchKeys < n) prefetch(j + kPrefetchKeys);
+        if (j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         __m512 acc[C][4];
         for (int g = 0; g < C; ++g) {
@@ -82,27 +71,13 @@ void key_scores_heads(const uint16_t* keys, size_t key_stride, int n, const floa
 // Value sums of C query heads (weights w + g * n): per value dimension, the
 // positions in chunks of 16; the last chunk's lanes at or past n are zero
 // (the cache holds anything there).
-//
-// The values of one dimension lie in a row of the cache's transposed blocks
-// and the next dimension's row starts a block row (512 bytes) later, a
-// stride the hardware prefetcher misses: three quarters of the time went to
-// waiting for them. The rows kPrefetchDims ahead are fetched meanwhile.
-constexpr int kPrefetchDims = 4;
-
-inline void prefetch_value_row(const KvCache& cache, int layer, int dim, int n) {
-    constexpr int kB = KvCache::kBlock;
-    for (int j0 = 0; j0 < n; j0 += 32) {
-        _mm_prefetch(reinterpret_cast<const char*>(cache.v_block(layer, j0 / kB, dim) + j0 % kB), _MM_HINT_T0);
-    }
-}
-
 template <int C>
 void value_sums_heads(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int w_stride,
                       AttentionOrder order, float* out) {
     constexpr int kB = KvCache::kBlock;
-    for (int i = 0; i < std::min(kPrefetchDims, head_dim); ++i) prefetch_value_row(cache, layer, dim0 + i, n);
+    for (int i = 0; i < std::min(kPrefetchValueDims, head_dim); ++i) prefetch_value_row(cache, layer, dim0 + i, n);
     for (int i = 0; i < head_dim; ++i) {
-        if (i + kPrefetchDims < head_dim) prefetch_value_row(cache, layer, dim0 + i + kPrefetchDims, n);
+        if (i + kPrefetchValueDims < head_dim) prefetch_value_row(cache, layer, dim0 + i + kPrefetchValueDims, n);
         __m512 acc[C][4];
         for (int g = 0; g < C; ++g) {
             for (int a = 0; a < 4; ++a) acc[g][a] = _mm512_setzero_ps();

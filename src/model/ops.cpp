@@ -4,6 +4,7 @@
 
 #include "model/exp_approx.h"
 #include "model/ops_avx512.h"
+#include "model/vector_math_avx2.h"
 #include "model/vector_math_wasm.h"
 #include "quant/exact_fma.h"
 #include "model/sincos.h"
@@ -56,7 +57,11 @@ void swiglu(float* gate, const float* up, size_t n) {
     static const avx512::SwigluFn fast = avx512::swiglu_kernel();
     if (fast) return fast(gate, up, n);
     size_t i = 0;
-#if defined(__wasm_simd128__)
+#if defined(__AVX2__) && defined(__FMA__)
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(avx2::silu_approx8(_mm256_loadu_ps(gate + i)), _mm256_loadu_ps(up + i)));
+    }
+#elif defined(__wasm_simd128__)
     for (; i + 4 <= n; i += 4) {
         wasm_v128_store(gate + i, wasm_f32x4_mul(wasm::silu_approx4(wasm_v128_load(gate + i)), wasm_v128_load(up + i)));
     }

@@ -35,6 +35,21 @@ struct Tile {
     uint64_t activation_id = 0;
 };
 
+// Asks for rows [r, r + count) of a tile's weights to be brought into the
+// cache. Tiles call it a few rows ahead of the rows they compute: in a
+// forward pass the weights come from memory, and the first load of each row
+// otherwise waits for it (AVX-512: 40% of a tile's time with 8 tokens, perf).
+// Rows past the tile's last are the next tile's, which the same thread
+// usually takes; a prefetch never faults, so past the matrix it is harmless
+// (the address is computed as an integer for that reason).
+inline void prefetch_tile_rows(const Tile& tile, int r, int count) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(tile.w) + size_t(r) * tile.w_stride;
+    const size_t bytes = size_t(count) * tile.w_stride;
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(first + off));
+}
+// Rows ahead of the ones being computed that tiles prefetch.
+constexpr int kTilePrefetchRows = 4;
+
 // A fresh, never reused, nonzero Tile::activation_id.
 uint64_t new_activation_id();
 // Computes a whole tile, bit-identical to calling the kernel's dot for each

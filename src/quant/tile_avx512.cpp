@@ -265,19 +265,6 @@ void row_pair(size_t nb, const typename F::Block* w0, const typename F::Block* w
     }
 }
 
-// Rows this far ahead are fetched while the current pair is computed: in a
-// forward pass the weights come from memory, and the first load of each
-// row (the scales' gather) otherwise waits for it -- 40% of the tile's time
-// with 8 tokens. Past the tile's last row, the rows of the next tile (the
-// same thread usually takes it); a prefetch never faults.
-constexpr int kPrefetchRows = 4;
-
-inline void prefetch_rows(const Tile& tile, int r, int count) {
-    const char* first = reinterpret_cast<const char*>(tile.w + size_t(r) * tile.w_stride);
-    const size_t bytes = size_t(count) * tile.w_stride;
-    for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(first + off, _MM_HINT_T0);
-}
-
 template <class F>
 void tile(size_t n, const Tile& tile) {
     using Block = typename F::Block;
@@ -290,7 +277,7 @@ void tile(size_t n, const Tile& tile) {
         const Act* act[kMaxTokens];
         for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
         for (int r = 0; r < tile.rows; r += 2) {
-            prefetch_rows(tile, r + kPrefetchRows, 2);
+            prefetch_tile_rows(tile, r + kTilePrefetchRows, 2);
             const bool pair = r + 1 < tile.rows;
             const auto* w0 = reinterpret_cast<const Block*>(tile.w + size_t(r) * tile.w_stride);
             const auto* w1 = pair ? reinterpret_cast<const Block*>(tile.w + size_t(r + 1) * tile.w_stride) : w0;
