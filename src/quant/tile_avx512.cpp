@@ -5,9 +5,9 @@
 //
 // - two weight rows ride in the two halves of one 512-bit register, so one
 //   VPDPBUSD gives both rows' lane sums for a block, and a block's codes are
-//   unpacked once for every token of the tile;
+//   unpacked once for up to 8 tokens of the tile;
 // - the activation scales of every (token, block) are converted to float
-//   once per tile.
+//   once per matrix product.
 //
 // VPDPBUSD multiplies unsigned weight bytes with signed activation bytes.
 // Formats with signed codes store them biased (Q4_0 as nibble - 8, Q5_0 as
