@@ -28,6 +28,7 @@ import { fileURLToPath } from "node:url";
 
 import { describeMachine, llamaBuild, loadavg } from "./machine.mjs";
 import { envInt } from "./env_int.mjs";
+import { runContention } from "./contention.mjs";
 import { runNative } from "./native.mjs";
 import { report } from "./report.mjs";
 import { measureRoofline } from "./roofline.mjs";
@@ -51,7 +52,7 @@ function readConfig() {
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve"])),
+    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention"])),
     prompt: positiveInt("BENCH_PROMPT", 128),
     gen: positiveInt("BENCH_GEN", 128),
     wllamaFaAuto: env.BENCH_WLLAMA_FA_AUTO === "1",
@@ -63,8 +64,8 @@ function readConfig() {
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  for (const p of config.parts) if (!["native", "browser", "roofline", "serve"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
-  if (config.parts.has("native") && !config.llamaBench) throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
+  for (const p of config.parts) if (!["native", "browser", "roofline", "serve", "contention"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
+  if ((config.parts.has("native") || config.parts.has("contention")) && !config.llamaBench) throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
   if (config.parts.has("serve") && !config.serve.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it)");
   return config;
 }
@@ -90,7 +91,7 @@ machine.llamaBuild = llamaBuild(config.llamaBench || (config.parts.has("serve") 
 log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart}`);
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
-const results = { native: [], browser: [], errors: [], roofline: null, serve: null, llamaModelSize: {}, llamaCommit: "", chromium: "" };
+const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, llamaModelSize: {}, llamaCommit: "", chromium: "" };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
 const parts = {
@@ -102,6 +103,8 @@ const parts = {
     results.errors.push(...results.serve.errors);
     results.llamaCommit ||= results.serve.llamaCommit;
   },
+  // Last: it loads every core on purpose.
+  contention: async () => (results.contention = await runContention(config, log)),
 };
 const partMinutes = {};
 for (const [name, run] of Object.entries(parts)) {

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { rooflineTps } from "./roofline.mjs";
+import { contentionSection, contentionTargets } from "./contention.mjs";
 import { serveSection, serveTargets } from "./serve_report.mjs";
 
 const fmt = (x) => (Number.isFinite(x) ? (x >= 100 ? x.toFixed(0) : x.toFixed(1)) : "—");
@@ -62,6 +63,7 @@ function targets(config, results) {
     }
   }
   if (config.parts.has("serve")) out.push(...serveTargets(results.serve));
+  if (config.parts.has("contention")) out.push(...contentionTargets(results.contention));
   return out;
 }
 
@@ -75,7 +77,7 @@ export function report(config, results, m) {
 
   L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
   L();
-  const skipped = ["native", "browser", "roofline", "serve"].filter((p) => !config.parts.has(p));
+  const skipped = ["native", "browser", "roofline", "serve", "contention"].filter((p) => !config.parts.has(p));
   if (skipped.length) {
     L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
     L();
@@ -228,6 +230,7 @@ export function report(config, results, m) {
   }
 
   if (config.parts.has("serve") && results.serve) for (const line of serveSection(results.serve)) L(line);
+  if (config.parts.has("contention") && results.contention) for (const line of contentionSection(results.contention)) L(line);
 
   if (results.errors.length) {
     L(`## Problems`);
