@@ -5,20 +5,13 @@
 // turns: quiet, then with one busy process per core (a spinning node), then
 // quiet again. Kept share = loaded tokens/s / quiet tokens/s (medians of the
 // runs); the target is smolinfer's share ≥ llama.cpp's.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import os from "node:os";
-import path from "node:path";
 
+import { run } from "./native.mjs";
 import { median } from "./stats.mjs";
 
 const GEN = 64;  // decode tokens per run: long enough to see the scheduler, short enough to repeat
-
-function run(cmd, args) {
-  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
-  if (r.error) throw new Error(`${path.basename(cmd)}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args.join(" ")} failed (exit ${r.status ?? r.signal})`);
-  return r.stdout;
-}
 
 function oursTg(config, model, threads) {
   const out = run(config.smolinfer, ["bench", "-m", model, "-p", "0", "-n", String(GEN), "-t", String(threads), "-r", "3", "--json"]);

@@ -8,7 +8,8 @@ import path from "node:path";
 
 import { median } from "./stats.mjs";
 
-function run(cmd, args) {
+/** Runs a benchmark binary to completion; its stdout, or an Error with the last lines of its stderr. */
+export function run(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
   if (r.error) throw new Error(`${path.basename(cmd)}: ${r.error.message}`);
   if (r.status !== 0) {
