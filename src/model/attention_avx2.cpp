@@ -7,7 +7,7 @@
 #include "model/vector_math_avx2.h"
 #include "runtime/machine.h"
 
-#if defined(__AVX2__) && defined(__F16C__)
+#if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 
 #include <immintrin.h>
 
@@ -43,11 +43,13 @@ inline float hsum16(V16 v) {
 // ggml_vec_dot_f16's reduction of its four accumulators.
 inline float reduce4(const V16 a[4]) { return hsum16(add(add(a[0], a[2]), add(a[1], a[3]))); }
 
+// `prefetch`: ask for the keys ahead (the first query head of a KV head
+// does; the others find them cached).
 void key_scores_one(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
-                    float* scores) {
-    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
+                    bool prefetch, float* scores) {
+    for (int j = 0; prefetch && j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
     for (int j = 0; j < n; ++j) {
-        if (j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
+        if (prefetch && j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         if (order == AttentionOrder::Batch) {
             V16 acc = zero16();
@@ -71,16 +73,17 @@ inline V16 lanes_before(int j0, int n) {
             _mm256_castsi256_ps(_mm256_cmpgt_epi32(limit, _mm256_add_epi32(idx, _mm256_set1_epi32(8))))};
 }
 
+// `prefetch` as for key_scores_one, for the value rows.
 void value_sums_one(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w,
-                    AttentionOrder order, float* out) {
+                    AttentionOrder order, bool prefetch, float* out) {
     constexpr int kB = KvCache::kBlock;
     const int full = n / 16 * 16;
     const V16 tail_mask = lanes_before(full, n);
     float w_tail[16] = {};
     for (int j = full; j < n; ++j) w_tail[j - full] = w[j];
-    for (int i = 0; i < std::min(kPrefetchValueDims, head_dim); ++i) prefetch_value_row(cache, layer, dim0 + i, n);
+    for (int i = 0; prefetch && i < std::min(kPrefetchValueDims, head_dim); ++i) prefetch_value_row(cache, layer, dim0 + i, n);
     for (int i = 0; i < head_dim; ++i) {
-        if (i + kPrefetchValueDims < head_dim) prefetch_value_row(cache, layer, dim0 + i + kPrefetchValueDims, n);
+        if (prefetch && i + kPrefetchValueDims < head_dim) prefetch_value_row(cache, layer, dim0 + i + kPrefetchValueDims, n);
         V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
         for (int j0 = 0; j0 < n; j0 += 16) {
             const uint16_t* v = cache.v_block(layer, j0 / kB, dim0 + i) + j0 % kB;
@@ -103,14 +106,16 @@ void key_scores(const uint16_t* keys, size_t key_stride, int n, const float* q, 
         return;
     }
     for (int g = 0; g < n_q; ++g) {
-        key_scores_one(keys, key_stride, n, q + size_t(g) * size_t(head_dim), head_dim, order, scores + size_t(g) * size_t(n));
+        key_scores_one(keys, key_stride, n, q + size_t(g) * size_t(head_dim), head_dim, order, g == 0,
+                       scores + size_t(g) * size_t(n));
     }
 }
 
 void value_sums(const KvCache& cache, int layer, int dim0, int head_dim, int n, const float* w, int n_q,
                 AttentionOrder order, float* out) {
     for (int g = 0; g < n_q; ++g) {
-        value_sums_one(cache, layer, dim0, head_dim, n, w + size_t(g) * size_t(n), order, out + size_t(g) * size_t(head_dim));
+        value_sums_one(cache, layer, dim0, head_dim, n, w + size_t(g) * size_t(n), order, g == 0,
+                       out + size_t(g) * size_t(head_dim));
     }
 }
 

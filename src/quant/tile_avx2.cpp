@@ -134,7 +134,7 @@ void rows_in_steps(const Tile& tile, size_t nb, int t0, const typename F::Act* c
     float res[kMaxPairs];
     int r = 0;
     for (; r + R <= tile.rows; r += R) {
-        prefetch_tile_rows(tile, r + kTilePrefetchRows, R);
+        if (t0 == 0) prefetch_tile_rows(tile, r + kTilePrefetchRows, R);  // later token groups find them cached
         const Block* w[R];
         for (int k = 0; k < R; ++k) w[k] = row(r + k);
         rows_by_tokens<F, R, T>(nb, w, act, p.group_d(t0), p.group_s(t0), res);

@@ -277,7 +277,7 @@ void tile(size_t n, const Tile& tile) {
         const Act* act[kMaxTokens];
         for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(tile.a + size_t(t0 + t) * tile.a_stride);
         for (int r = 0; r < tile.rows; r += 2) {
-            prefetch_tile_rows(tile, r + kTilePrefetchRows, 2);
+            if (t0 == 0) prefetch_tile_rows(tile, r + kTilePrefetchRows, 2);  // later token groups find them cached
             const bool pair = r + 1 < tile.rows;
             const auto* w0 = reinterpret_cast<const Block*>(tile.w + size_t(r) * tile.w_stride);
             const auto* w1 = pair ? reinterpret_cast<const Block*>(tile.w + size_t(r + 1) * tile.w_stride) : w0;
