@@ -59,7 +59,7 @@ int run(const TokenizeFlags& f, bool have_prompt) {
 
 Action add_tokenize(CLI::App& app) {
     auto f = std::make_shared<TokenizeFlags>();
-    f->model.add(app, false);
+    f->model.add(app, false, false);
     auto* p = app.add_option("-p,--prompt", f->prompt, "text to tokenize");
     auto* file = app.add_option("-f,--file", f->file, "file whose whole text to tokenize");
     auto* jsonl = app.add_option("--jsonl", f->jsonl, "file with one JSON string per line; prints one JSON array each");

@@ -12,13 +12,14 @@
 
 namespace smolinfer::cli {
 
-// -m, -t and (optionally) -c, shared by every subcommand.
+// -m, -t and (optionally) -c and -fa, shared by every subcommand.
 struct ModelFlags {
     std::string model;
     int threads = 0;
     int context = 0;
+    FlashAttention flash_attention = FlashAttention::Auto;
 
-    void add(CLI::App& app, bool with_context);
+    void add(CLI::App& app, bool with_context, bool with_attention = true);
     std::unique_ptr<Session> open(int batch = SessionOptions{}.batch) const;
 };
 

@@ -2,6 +2,7 @@
 // quantize converts one, split cuts one into parts; serve answers OpenAI's
 // HTTP API.
 // Errors are one line on stderr and exit code 1.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -11,12 +12,23 @@
 
 namespace smolinfer::cli {
 
-void ModelFlags::add(CLI::App& app, bool with_context) {
+void ModelFlags::add(CLI::App& app, bool with_context, bool with_attention) {
     app.add_option("-m,--model", model, "GGUF model file")->required();
     app.add_option("-t,--threads", threads, "threads (default: one per hardware thread)")->check(CLI::Range(1, 256));
     if (with_context) {
         app.add_option("-c,--ctx-size", context, "context size in tokens (default: min(4096, the model's))")
             ->check(CLI::Range(1, 1 << 20));
+    }
+    if (with_attention) {
+        app.add_option_function<std::string>(
+               "--flash-attn",
+               [this](const std::string& v) {
+                   const auto f = parse_flash_attention(v);
+                   if (!f) throw CLI::ValidationError("--flash-attn", "must be on, off or auto (got '" + v + "')");
+                   flash_attention = *f;
+               },
+               "-fa: attention as llama.cpp computes it with flash attention on, off, or auto (its default: on)")
+            ->type_name("on|off|auto");
     }
 }
 
@@ -25,6 +37,7 @@ std::unique_ptr<Session> ModelFlags::open(int batch) const {
     o.threads = threads;
     o.context = context;
     o.batch = batch;
+    o.flash_attention = flash_attention;
     auto session = Session::open_file(model, o);
     for (const std::string& w : session->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
     return session;
@@ -68,8 +81,14 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
+    // llama.cpp spells --flash-attn -fa; CLI11 allows one-letter short names only.
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (std::string& a : args) {
+        if (a == "-fa") a = "--flash-attn";
+    }
+    std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
     try {
-        app.parse(argc, argv);
+        app.parse(args);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -101,7 +101,8 @@ protected:
         SessionOptions o;
         o.threads = 2;
         o.context = 512;
-        session_ = Session::open_file(test::model_path(GetParam()), o);
+        o.flash_attention = flash() ? FlashAttention::On : FlashAttention::Off;
+        session_ = Session::open_file(test::model_path(test::golden_run_model(GetParam())), o);
     }
 
     std::vector<TokenId> prompt(const Request& r) const { return session_->tokenize_chat({{"user", r.user}}); }
@@ -151,7 +152,8 @@ protected:
     // Tokens the model's grouped matrix kernels take together in a batch:
     // Q4_K_M's Q4_K matrices go four tokens at a time (llama.cpp's
     // interleaved Q4_K GEMM); Q4_1 has no such kernel.
-    size_t group() const { return GetParam() == "Q4_K_M" ? 4 : 1; }
+    size_t group() const { return test::golden_run_model(GetParam()) == "Q4_K_M" ? 4 : 1; }
+    bool flash() const { return GetParam().ends_with("/flash-attn"); }
 
     // The cells a prompt may keep of a sequence that read the prompt
     // `before` (and then decoded its answer one token at a time), by the
@@ -313,7 +315,11 @@ TEST_P(Batch, CellsOfAnotherArithmeticWouldChangeTheResult) {
         chat(*session_, {{"user", "Write a haiku about the sea."}, {"assistant", o1.text}, {"user", "Another one."}});
     const Output warm = generate(p2, greedy(8));
     ASSERT_GT(size_t(warm.reused), p1.size() + 2) << "the session should keep the answer's cells";
-    EXPECT_TRUE(differs(alone(p2, greedy(8)), warm)) << "decoded cells reused as prompt cells";
+    // (Flash attention's short-prompt path is its single-token path, and
+    // Q4_1's products have one order: there the two arithmetics coincide.)
+    if (!flash() || group() > 1) {
+        EXPECT_TRUE(differs(alone(p2, greedy(8)), warm)) << "decoded cells reused as prompt cells";
+    }
 
     // A shared prefix that is not a multiple of the group: the first pass
     // then groups tokens differently from the fresh run's chunk (Q4_K_M);
@@ -381,8 +387,9 @@ TEST_P(Batch, BadInputIsRefusedWithoutTakingASequence) {
     EXPECT_EQ(events[0].finished->generated_tokens, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, Batch, ::testing::Values("Q4_1", "Q4_K_M"),
-                         [](const auto& info) { return info.param; });
+// Each golden model with flash attention off and on.
+INSTANTIATE_TEST_SUITE_P(Model, Batch, ::testing::ValuesIn(test::golden_runs()),
+                         [](const auto& info) { return test::golden_run_test_name(info.param); });
 
 }  // namespace
 }  // namespace smolinfer

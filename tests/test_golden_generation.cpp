@@ -1,7 +1,8 @@
 // Parity with llama.cpp on every golden model: prompt tokens, greedy
 // continuations and the top-10 log-probabilities at every generated
 // position (tests/golden/<model>/generation.json, written by
-// scripts/make-golden) -- the real SmolLM2 files and the random-weight
+// scripts/make-golden; with flash attention on, as llama.cpp runs by default,
+// tests/golden/<model>/flash-attn/generation.json) -- the real SmolLM2 files and the random-weight
 // models of the other families (tests/golden/families/<name>.json, written
 // by scripts/golden/make-family-golden.mjs; tests/support/random_model.h).
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ bool family_model(const std::string& name) {
 std::string golden_file(const std::string& name) {
     if (in_specs(test::random_model_specs(), name)) return "families/" + name + ".json";
     if (in_specs(test::large_model_specs(), name)) return "large/" + name + ".json";
-    return name + "/generation.json";
+    return name + "/generation.json";  // a golden run: Q4_1, Q4_1/flash-attn, ...
 }
 
 // The model and golden file load on first use inside a test body, so that a
@@ -83,6 +84,7 @@ protected:
             SessionOptions o;
             o.context = (*golden_)["context_size"].get<int>();
             o.exact = !test::fast_arithmetic();
+            o.flash_attention = test::golden_flash_attention(*golden_);
             if (random) {
                 std::vector<uint8_t> bytes = test::random_model_bytes(GetParam());
                 runtime::Sha256 h;
@@ -93,7 +95,7 @@ protected:
                 }
                 session_ = Session::open_bytes(std::move(bytes), o);
             } else {
-                session_ = Session::open_file(test::model_path(GetParam()), o);
+                session_ = Session::open_file(test::model_path(test::golden_run_model(GetParam())), o);
             }
             loaded_ = GetParam();
         }
@@ -196,7 +198,7 @@ TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
 }
 
 std::vector<std::string> all_models() {
-    std::vector<std::string> names = test::golden_models();
+    std::vector<std::string> names = test::golden_runs();
     for (const auto& s : test::random_model_specs()) names.push_back(s.name);
 #ifndef __EMSCRIPTEN__
     // Natively only: the browser test loads the 1.7B one (web/tests/large.test.mjs).
@@ -205,13 +207,8 @@ std::vector<std::string> all_models() {
     return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, GoldenGeneration, ::testing::ValuesIn(all_models()), [](const auto& info) {
-    std::string n = info.param;
-    for (char& ch : n) {
-        if (ch == '-' || ch == '.') ch = '_';
-    }
-    return n;
-});
+INSTANTIATE_TEST_SUITE_P(Model, GoldenGeneration, ::testing::ValuesIn(all_models()),
+                         [](const auto& info) { return test::golden_run_test_name(info.param); });
 
 }  // namespace
 }  // namespace smolinfer

@@ -1,6 +1,8 @@
 // Perplexity over ~2,000 tokens of English, within 1% of llama.cpp's on
-// every golden model (tests/golden/<model>/perplexity.json, written by
-// scripts/make-golden).
+// every golden model, with flash attention off and on
+// (tests/golden/<model>[/flash-attn]/perplexity.json, written by
+// scripts/make-golden). With flash attention, its 512-token chunks take
+// llama.cpp's tiled path.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,8 +23,9 @@ TEST_P(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
     SessionOptions o;
     o.context = n_ctx;
     o.exact = !test::fast_arithmetic();
+    o.flash_attention = test::golden_flash_attention(golden);
     const bool fast = test::fast_arithmetic();
-    const auto session = Session::open_file(test::model_path(GetParam()), o);
+    const auto session = Session::open_file(test::model_path(test::golden_run_model(GetParam())), o);
     const auto tokens = golden["token_ids"].get<std::vector<TokenId>>();
     const auto r = perplexity(*session, tokens, n_ctx);
 
@@ -44,8 +47,8 @@ TEST_P(GoldenPerplexity, MatchesLlamaCppPerChunkAndOverall) {
     EXPECT_NEAR(r.ppl, want, (fast ? 5e-3 : 1e-3) * want);
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, GoldenPerplexity, ::testing::ValuesIn(test::golden_models()),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Model, GoldenPerplexity, ::testing::ValuesIn(test::golden_runs()),
+                         [](const auto& info) { return test::golden_run_test_name(info.param); });
 
 }  // namespace
 }  // namespace smolinfer

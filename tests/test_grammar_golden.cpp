@@ -105,6 +105,8 @@ protected:
             SessionOptions o;
             o.context = 1024;
             o.exact = !test::fast_arithmetic();
+            // scripts/golden/make-grammar-golden.mjs runs llama.cpp with flash attention off.
+            o.flash_attention = FlashAttention::Off;
             session_ = Session::open_file(test::model_path(), o);
         }
         return *session_;

@@ -75,6 +75,7 @@ TEST(JsonSchemaGeneration, GreedyTokensUnderOurGrammarMatchLlamaCpp) {
     SessionOptions o;
     o.context = 1024;
     o.exact = !test::fast_arithmetic();
+    o.flash_attention = test::golden_flash_attention(golden);
     auto session = Session::open_file(test::model_path("Q4_1"), o);
     int identical = 0;
     for (const auto& c : golden["cases"]) {

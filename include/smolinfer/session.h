@@ -29,6 +29,19 @@ namespace smolinfer {
 
 using TokenId = int32_t;
 
+// Which attention arithmetic a session reproduces (llama.cpp's -fa option).
+// llama.cpp's default, auto, turns flash attention on for the CPU, so that is
+// what its programs print by default; off is its standard path. The two
+// differ in the last bits, enough to change a greedy continuation now and
+// then; each is exact against llama.cpp run the same way.
+enum class FlashAttention { Auto, On, Off };
+
+// "auto", "on", "off".
+const char* flash_attention_name(FlashAttention f);
+// The option from "auto", "on" or "off" (also "1"/"0", "true"/"false"),
+// else nullopt.
+std::optional<FlashAttention> parse_flash_attention(std::string_view text);
+
 struct SessionOptions {
     int threads = 0;     // 0: one per hardware thread
     int context = 0;     // KV cache positions; 0: min(4096, the model's training context).
@@ -40,6 +53,7 @@ struct SessionOptions {
     // where llama.cpp fuses (several times faster, results differ in the
     // last bits); every other build is exact at full speed.
     bool exact = true;
+    FlashAttention flash_attention = FlashAttention::Auto;
 };
 
 struct ModelInfo {
@@ -175,6 +189,7 @@ public:
     int threads() const;
     int context() const;
     int batch() const;  // most tokens one evaluate(..., all_logits = true) takes
+    bool flash_attention() const;  // SessionOptions::flash_attention resolved (auto: on)
     size_t memory_bytes() const;  // KV cache and scratch (the weights stay in the file mapping)
     // The matmul kernels in use ("avx2", "wasm-relaxed-simd", "wasm-simd128-fast", ...).
     std::string kernels() const;

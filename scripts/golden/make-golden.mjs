@@ -176,7 +176,7 @@ if (args.only.has("generation") || args.only.has("perplexity")) {
     sequence = context.getSequence();
     const fa = (() => {
         const logs = llamaLogs.join("");
-        if (/Flash Attention enabled/.test(logs)) return true;
+        if (/Flash Attention enabled|flash_attn\s*=\s*enabled/.test(logs)) return true;
         if (/flash_attn\s*=\s*disabled/.test(logs)) return false;
         return null;
     })();

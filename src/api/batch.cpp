@@ -5,11 +5,13 @@
 // Batch invariance: a token's keys, values and logits depend only on its
 // position, its id, the cells before it and the arithmetic its forward pass
 // gives it (Forward::arithmetic: single-token orders in a pass of one token,
-// batch orders in a longer one, and which tokens the grouped kernels take).
+// batch orders in a longer one, and which tokens the grouped kernels take;
+// with flash attention also its path, which the prompt's length decides).
 // Decoded tokens go through Forward::run_tokens, in the arithmetic of a
 // single-token pass, as Session decodes. Prompts are evaluated on their own,
 // in chunks that end where Session's chunks of a fresh prompt end
-// (multiples of the chunk size, and the prompt's end). A new prompt keeps a
+// (model::request_pass: multiples of the chunk size within llama.cpp's
+// micro-batches, and the prompt's end). A new prompt keeps a
 // cached cell only when it is its token and was computed in the arithmetic
 // a fresh run of the new prompt gives it; and it keeps a prefix only if the
 // first chunk it then reads gives every token the fresh arithmetic too (for
@@ -44,7 +46,8 @@ struct BatchGenerator::Impl {
         std::vector<TokenId> prompt;             // while reading it: the prompt, else empty
         uint64_t last_used = 0;                  // add() order, for picking which cache to overwrite
 
-        Sequence(const model::LlamaConfig& c, int n_ctx) : cache(c.n_layer, n_ctx, c.kv_dim()) {}
+        Sequence(const model::LlamaConfig& c, int n_ctx, model::KvCache::ValueLayout layout)
+            : cache(c.n_layer, n_ctx, c.kv_dim(), layout) {}
         bool reading_prompt() const { return steps && cells.size() < prompt.size(); }
     };
 
@@ -60,24 +63,35 @@ struct BatchGenerator::Impl {
           chunk(session.forward.max_batch()),
           forward(session.model, session.cache.n_ctx(), std::max(chunk, max_sequences)) {
         seqs.reserve(size_t(max_sequences));
-        for (int i = 0; i < max_sequences; ++i) seqs.emplace_back(s.model->config(), s.cache.n_ctx());
+        for (int i = 0; i < max_sequences; ++i) seqs.emplace_back(s.model->config(), s.cache.n_ctx(), s.cache.layout());
     }
 
     int n_ctx() const { return s.cache.n_ctx(); }
 
+    // Token j of a pass of n tokens, token t of a prompt of n_prompt: the
+    // matrices' arithmetic (Forward::arithmetic) and flash attention's path.
+    int arithmetic(int j, int n, size_t t, size_t n_prompt) const {
+        return 2 * forward.arithmetic(j, n) + (model::flash_path_for(t, n_prompt) == model::FlashPath::Tiled);
+    }
+
     // The arithmetic a fresh Session gives token t of a prompt of n tokens:
     // it reads the prompt in chunks [0, chunk), [chunk, 2 chunk), ...
     int fresh_arithmetic(size_t t, size_t n) const {
-        const size_t start = t - t % size_t(chunk);
-        return forward.arithmetic(int(t - start), int(std::min(n, start + size_t(chunk)) - start));
+        const model::RequestPass p = model::request_pass(t, n, size_t(chunk));
+        return arithmetic(int(t - p.begin), int(p.end - p.begin), t, n);
     }
+
+    // A decoded token's: one token in a pass and a request of its own.
+    int decoded_arithmetic() const { return arithmetic(0, 1, 0, 1); }
 
     // Whether reading `prompt` from `keep` (first up to the fresh run's next
     // chunk end, then chunk by chunk) gives each token its fresh arithmetic.
     bool reads_as_fresh(size_t keep, std::span<const TokenId> prompt) const {
-        const size_t end = std::min(prompt.size(), keep - keep % size_t(chunk) + size_t(chunk));
+        const size_t end = model::request_pass(keep, prompt.size(), size_t(chunk)).end;
         for (size_t t = end; t-- > keep;) {
-            if (forward.arithmetic(int(t - keep), int(end - keep)) != fresh_arithmetic(t, prompt.size())) return false;
+            if (arithmetic(int(t - keep), int(end - keep), t, prompt.size()) != fresh_arithmetic(t, prompt.size())) {
+                return false;
+            }
         }
         return true;
     }
@@ -102,11 +116,14 @@ struct BatchGenerator::Impl {
     void read_prompt_chunk(int id, Sequence& q, std::vector<BatchEvent>& events) {
         const auto t0 = Clock::now();
         const size_t at = q.cells.size();
-        const size_t n = std::min(size_t(chunk) - at % size_t(chunk), q.prompt.size() - at);
+        // Passes end where a fresh run's do, and flash attention takes each
+        // token's path as a fresh run of the whole prompt would.
+        const size_t n = model::request_pass(at, q.prompt.size(), size_t(chunk)).end - at;
         const auto part = std::span<const TokenId>(q.prompt).subspan(at, n);
-        const std::span<const float> logits = forward.run(s.pool, q.cache, part, int(at), false);
+        const std::span<const float> logits =
+            forward.run(s.pool, q.cache, part, int(at), false, model::flash_path_for(at, q.prompt.size()));
         q.cells.insert(q.cells.end(), part.begin(), part.end());
-        for (size_t j = 0; j < n; ++j) q.arithmetic.push_back(forward.arithmetic(int(j), int(n)));
+        for (size_t j = 0; j < n; ++j) q.arithmetic.push_back(arithmetic(int(j), int(n), at + j, q.prompt.size()));
         GenerationStats& st = q.steps->stats();
         st.prefill_seconds += seconds_since(t0);
         if (q.cells.size() == q.prompt.size()) {
@@ -150,7 +167,7 @@ BatchGenerator::BatchGenerator(Session& session, int max_sequences) {
         impl_ = std::make_unique<Impl>(s, max_sequences);
     } catch (const std::bad_alloc&) {
         const model::LlamaConfig& c = s.model->config();
-        const uint64_t each = model::KvCache::bytes_for(c.n_layer, s.cache.n_ctx(), c.kv_dim());
+        const uint64_t each = model::KvCache::bytes_for(c.n_layer, s.cache.n_ctx(), c.kv_dim(), s.cache.layout());
         throw Error("cannot allocate " + std::to_string(max_sequences) + " KV caches of " +
                     std::to_string(s.cache.n_ctx()) + " tokens (" + std::to_string(each >> 20) +
                     " MiB each): not enough memory (fewer sequences or a smaller context)");
@@ -232,7 +249,7 @@ std::vector<BatchEvent> BatchGenerator::step() {
         for (size_t r = 0; r < rows.size(); ++r) {
             Impl::Sequence& q = b.seqs[size_t(row_seq[r])];
             q.cells.push_back(rows[r].token);
-            q.arithmetic.push_back(b.forward.arithmetic(0, 1));
+            q.arithmetic.push_back(b.decoded_arithmetic());
             GenerationStats& st = q.steps->stats();
             st.decode_seconds += pass;
             st.decode_evals++;

@@ -30,12 +30,33 @@ const char* stop_reason_name(StopReason r) {
     return "unknown";
 }
 
+const char* flash_attention_name(FlashAttention f) {
+    switch (f) {
+        case FlashAttention::Auto: return "auto";
+        case FlashAttention::On: return "on";
+        case FlashAttention::Off: return "off";
+    }
+    return "unknown";
+}
+
+std::optional<FlashAttention> parse_flash_attention(std::string_view text) {
+    if (text == "auto") return FlashAttention::Auto;
+    if (text == "on" || text == "1" || text == "true") return FlashAttention::On;
+    if (text == "off" || text == "0" || text == "false") return FlashAttention::Off;
+    return std::nullopt;
+}
+
+model::KvCache::ValueLayout value_layout(FlashAttention f) {
+    // auto: on, as llama.cpp decides for its CPU backend.
+    return f == FlashAttention::Off ? model::KvCache::ValueLayout::Transposed : model::KvCache::ValueLayout::Rows;
+}
+
 Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOptions& o, int n_ctx)
     : model(m),
       vocab(text::Vocab::from_metadata(m->file().metadata(), &warnings)),
       pool(o.threads > 0 ? o.threads : runtime::default_thread_count()),
       forward(m, n_ctx, o.batch),
-      cache(m->config().n_layer, n_ctx, m->config().kv_dim()) {
+      cache(m->config().n_layer, n_ctx, m->config().kv_dim(), value_layout(o.flash_attention)) {
     sequence.reserve(size_t(n_ctx));
     tokenizer = std::make_unique<text::Tokenizer>(vocab);
     text::ChatTokens chat_tokens;
@@ -86,7 +107,7 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
                     std::to_string(n_ctx_train));
     }
     const model::LlamaConfig& c = model->config();
-    const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim());
+    const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim(), value_layout(o.flash_attention));
     const uint64_t memory = runtime::physical_memory_bytes();
     if (memory != 0 && kv_bytes > memory) {
         throw Error("a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_bytes >> 20) +
@@ -132,6 +153,7 @@ const ModelInfo& Session::info() const { return impl_->info; }
 int Session::threads() const { return impl_->pool.size(); }
 int Session::context() const { return impl_->cache.n_ctx(); }
 int Session::batch() const { return impl_->forward.max_batch(); }
+bool Session::flash_attention() const { return impl_->cache.layout() == model::KvCache::ValueLayout::Rows; }
 size_t Session::memory_bytes() const { return impl_->forward.memory_bytes() + size_t(impl_->cache.bytes()); }
 std::string Session::kernels() const { return std::string(quant::isa_name(impl_->model->isa())); }
 const std::string& Session::chat_template_warning() const { return impl_->chat_warning; }

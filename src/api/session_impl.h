@@ -56,11 +56,16 @@ struct Session::Impl {
         if (all_logits && tokens.size() > batch) {
             throw Error("evaluate: with all logits, at most " + std::to_string(batch) + " tokens per call");
         }
+        // The tokens are one request to llama.cpp: chunks never cross its
+        // micro-batches, whose sizes pick its flash-attention path.
         std::span<const float> logits;
-        for (size_t at = 0; at < tokens.size(); at += batch) {
-            const auto chunk = tokens.subspan(at, std::min(batch, tokens.size() - at));
-            logits = forward.run(pool, cache, chunk, int(sequence.size()), all_logits);
+        for (size_t at = 0; at < tokens.size();) {
+            const model::RequestPass pass = model::request_pass(at, tokens.size(), batch);
+            const auto chunk = tokens.subspan(at, pass.end - at);
+            logits = forward.run(pool, cache, chunk, int(sequence.size()), all_logits,
+                                 model::flash_path_for(at, tokens.size()));
             sequence.insert(sequence.end(), chunk.begin(), chunk.end());
+            at = pass.end;
         }
         return logits;
     }

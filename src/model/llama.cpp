@@ -28,6 +28,27 @@ void for_tokens(runtime::ThreadPool& pool, int n, Fn&& fn) {
         for (size_t t = b; t < e; ++t) fn(int(t));
     });
 }
+// fn(thread, token, first_head, n_heads) over work items that each hold
+// query heads of one KV head for one token, together so that the kernels
+// convert each cached half once for all of them -- or split in parts when
+// there are too few items to keep every thread busy.
+template <typename Fn>
+void for_head_groups(runtime::ThreadPool& pool, const LlamaConfig& c, int n, Fn&& fn) {
+    const int group = c.n_head / c.n_head_kv;
+    const int groups = n * c.n_head_kv;
+    const int parts = std::clamp((2 * pool.size() + groups - 1) / groups, 1, group);
+    const int part_heads = (group + parts - 1) / parts;
+    const size_t items = size_t(groups) * size_t(parts);
+    pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
+        for (size_t item = begin; item < end; ++item) {
+            const int t = int(item / size_t(c.n_head_kv * parts));
+            const int kv = int(item / size_t(parts) % size_t(c.n_head_kv));
+            const int first = kv * group + int(item % size_t(parts)) * part_heads;
+            const int count = std::min(part_heads, (kv + 1) * group - first);
+            if (count > 0) fn(thread, t, first, count);
+        }
+    });
+}
 }  // namespace
 
 std::shared_ptr<const LlamaModel> LlamaModel::load(std::shared_ptr<const runtime::FileBytes> bytes, quant::Isa isa) {
@@ -92,7 +113,48 @@ size_t Forward::memory_bytes() const {
     return floats * sizeof(float) + v_half_.size() * sizeof(uint16_t);
 }
 
-void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
+void Forward::attention(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
+    const LlamaConfig& c = model_->config();
+    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
+    const AttentionOrder att_order =
+        n >= 2 && order == RowOrder::Batch ? AttentionOrder::Batch : AttentionOrder::Single;
+    for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
+        const size_t off = size_t(t) * size_t(c.q_dim()) + size_t(first * c.head_dim);
+        attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off], &att_[off],
+                     &scores_[size_t(thread) * scratch_per_thread_], att_order);
+    });
+}
+
+void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPath path) {
+    const LlamaConfig& c = model_->config();
+    const size_t Q = size_t(c.q_dim());
+    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
+    if (path == FlashPath::Chunk) {
+        for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
+            const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
+            flash_attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off],
+                               &att_[off], &scores_[size_t(thread) * scratch_per_thread_]);
+        });
+        return;
+    }
+    // Tiled: a KV head for a run of tokens per item (their tiles of cache
+    // positions are shared). The tokens of one call share a cache.
+    constexpr int kTokensPerItem = 16;
+    const int runs = (n + kTokensPerItem - 1) / kTokensPerItem;
+    const size_t items = size_t(runs) * size_t(c.n_head_kv);
+    pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
+        float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
+        for (size_t item = begin; item < end; ++item) {
+            const int t0 = int(item / size_t(c.n_head_kv)) * kTokensPerItem;
+            const int kv = int(item % size_t(c.n_head_kv));
+            const int count = std::min(kTokensPerItem, n - t0);
+            flash_attend_tiled(*row_cache_[size_t(t0)], il, shape, kv, count, &row_pos_[size_t(t0)],
+                               &q_[size_t(t0) * Q], &att_[size_t(t0) * Q], Q, scratch);
+        }
+    });
+}
+
+void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath flash_path) {
     const LlamaConfig& c = model_->config();
     const LayerWeights& w = model_->weights().layers[size_t(il)];
     const size_t E = size_t(c.n_embd), Q = size_t(c.q_dim()), KV = size_t(c.kv_dim()), F = size_t(c.n_ff);
@@ -121,35 +183,16 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
         KvCache& cache = *row_cache_[size_t(t)];
         const int pos = row_pos_[size_t(t)];
         quant::f32_to_fp16_row(k, cache.k(il, pos), KV);
-        // V is stored transposed: convert the row, then scatter it.
+        // Convert the row, then store it (scattered, when V is transposed).
         uint16_t* vh = &v_half_[size_t(t) * KV];
         quant::f32_to_fp16_row(&v_[t * KV], vh, KV);
-        for (size_t i = 0; i < KV; ++i) cache.set_v(il, pos, int(i), vh[i]);
+        cache.set_v_row(il, pos, vh);
     });
-    // Work items: the query heads of one KV head for one token, together so
-    // that the kernels convert each cached half once for all of them -- or
-    // split in parts when there are too few items to keep every thread busy.
-    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
-    const int group = c.n_head / c.n_head_kv;
-    const int groups = n * c.n_head_kv;
-    const int parts = std::clamp((2 * pool.size() + groups - 1) / groups, 1, group);
-    const int part_heads = (group + parts - 1) / parts;
-    const AttentionOrder att_order =
-        n >= 2 && order == RowOrder::Batch ? AttentionOrder::Batch : AttentionOrder::Single;
-    const size_t items = size_t(groups) * size_t(parts);
-    pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
-        float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
-        for (size_t item = begin; item < end; ++item) {
-            const int t = int(item / size_t(c.n_head_kv * parts));
-            const int kv = int(item / size_t(parts) % size_t(c.n_head_kv));
-            const int first = kv * group + int(item % size_t(parts)) * part_heads;
-            const int count = std::min(part_heads, (kv + 1) * group - first);
-            if (count <= 0) continue;
-            const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
-            attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off], &att_[off],
-                         scratch, att_order);
-        }
-    });
+    if (row_cache_[0]->layout() == KvCache::ValueLayout::Rows) {
+        flash_attention(pool, il, n, flash_path);
+    } else {
+        attention(pool, il, n, order);
+    }
     matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}}, order);
     // The residual add and the next norm, token by token (rows are independent).
     for_tokens(pool, n, [&](int t) {
@@ -168,14 +211,14 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
 }
 
 std::span<const float> Forward::run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
-                                    bool all_logits) {
+                                    bool all_logits, FlashPath flash_path) {
     const int n = int(tokens.size());
     for (int t = 0; t < n; ++t) {
         row_token_[size_t(t)] = tokens[size_t(t)];
         row_cache_[size_t(t)] = &cache;
         row_pos_[size_t(t)] = pos + t;
     }
-    return run_rows(pool, n, RowOrder::Batch, all_logits);
+    return run_rows(pool, n, RowOrder::Batch, all_logits, flash_path);
 }
 
 std::span<const float> Forward::run_tokens(runtime::ThreadPool& pool, std::span<const SequenceToken> tokens) {
@@ -185,16 +228,18 @@ std::span<const float> Forward::run_tokens(runtime::ThreadPool& pool, std::span<
         row_cache_[size_t(t)] = tokens[size_t(t)].cache;
         row_pos_[size_t(t)] = tokens[size_t(t)].pos;
     }
-    return run_rows(pool, n, RowOrder::PerToken, true);
+    return run_rows(pool, n, RowOrder::PerToken, true, FlashPath::Chunk);
 }
 
-std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits) {
+std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits,
+                                        FlashPath flash_path) {
     const LlamaConfig& c = model_->config();
     const LlamaWeights& w = model_->weights();
     const size_t E = size_t(c.n_embd);
     if (score_threads_ != pool.size()) {
         score_threads_ = pool.size();
-        scratch_per_thread_ = attention_scratch_floats(c.n_head / c.n_head_kv, n_ctx_);
+        scratch_per_thread_ = std::max(attention_scratch_floats(c.n_head / c.n_head_kv, n_ctx_),
+                                       flash_tiled_scratch_floats(c.head_dim));
         scores_.assign(size_t(score_threads_) * scratch_per_thread_, 0.0f);
     }
 
@@ -207,7 +252,7 @@ std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOr
         rope_angles(row_pos_[size_t(t)], c.rope_dim, c.rope_base, c.rope_scale, factors, c.rope_attn_factor,
                     &rope_[size_t(t) * size_t(c.rope_dim)]);
     }
-    for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, order);
+    for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, order, flash_path);
 
     // Only the rows whose logits are wanted go through the output matrix.
     const int first = all_logits ? 0 : n - 1;

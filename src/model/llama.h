@@ -9,6 +9,7 @@
 
 #include "gguf/gguf.h"
 #include "model/config.h"
+#include "model/flash_attention.h"
 #include "model/kv_cache.h"
 #include "model/matmul.h"
 #include "model/weights.h"
@@ -71,8 +72,10 @@ public:
     // checks) and returns logits: one row of n_vocab per token when
     // all_logits, else the last token's row only. Two or more tokens are
     // summed in llama.cpp's batch orders, one token in its single-token orders.
+    // A cache with its values in rows takes flash attention, by `flash_path`
+    // (the size of llama.cpp's micro-batch holding these tokens decides it).
     std::span<const float> run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
-                               bool all_logits);
+                               bool all_logits, FlashPath flash_path = FlashPath::Chunk);
 
     // One token for each of several sequences (at most max_batch, distinct
     // caches), each computed bit for bit as run() computes a single token:
@@ -82,8 +85,11 @@ public:
 
 private:
     // The pass over the n rows set up in row_token_, row_cache_, row_pos_.
-    std::span<const float> run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits);
-    void layer(runtime::ThreadPool& pool, int il, int n, RowOrder order);
+    std::span<const float> run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits,
+                                    FlashPath flash_path);
+    void layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath flash_path);
+    void attention(runtime::ThreadPool& pool, int il, int n, RowOrder order);
+    void flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPath path);
 
     std::shared_ptr<const LlamaModel> model_;
     int n_ctx_;

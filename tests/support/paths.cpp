@@ -39,6 +39,31 @@ const std::vector<std::string>& golden_models() {
     return names;
 }
 
+const std::vector<std::string>& golden_runs() {
+    static const std::vector<std::string> runs = [] {
+        std::vector<std::string> r = golden_models();
+        for (const std::string& m : golden_models()) r.push_back(m + "/flash-attn");
+        return r;
+    }();
+    return runs;
+}
+
+std::string golden_run_model(const std::string& run) { return run.substr(0, run.find('/')); }
+
+std::string golden_run_test_name(const std::string& run) {
+    std::string n = run;
+    for (char& ch : n) {
+        if (ch == '/' || ch == '-' || ch == '.') ch = '_';
+    }
+    return n;
+}
+
+FlashAttention golden_flash_attention(const nlohmann::json& golden) {
+    const auto& f = golden.at("source").at("context").at("flashAttention");
+    if (!f.is_boolean()) throw std::runtime_error("golden source.context.flashAttention is not a boolean: " + f.dump());
+    return f.get<bool>() ? FlashAttention::On : FlashAttention::Off;
+}
+
 std::string cli_path() { return SMOLINFER_CLI_PATH; }
 
 bool fast_arithmetic() {

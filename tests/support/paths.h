@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smolinfer/session.h"
+
 namespace smolinfer::test {
 
 // tests/golden/<name>
@@ -28,6 +30,19 @@ std::string llama_source_path(const std::string& relative);
 
 // The models with llama.cpp golden files in tests/golden/<name>/.
 const std::vector<std::string>& golden_models();
+
+// The directories of golden generation and perplexity runs: each golden
+// model's own (flash attention off) and <model>/flash-attn (on, llama.cpp's
+// default).
+const std::vector<std::string>& golden_runs();
+// The model of a golden run ("Q4_1/flash-attn" -> "Q4_1").
+std::string golden_run_model(const std::string& run);
+// A test-name-safe form of a golden run ("Q4_1/flash-attn" -> "Q4_1_flash_attn").
+std::string golden_run_test_name(const std::string& run);
+
+// The attention a golden file was made with (its source.context.flashAttention,
+// which must be a boolean): a session reproducing it must use the same.
+FlashAttention golden_flash_attention(const nlohmann::json& golden);
 
 // The smolinfer command-line binary of this build.
 std::string cli_path();

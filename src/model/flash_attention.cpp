@@ -1,0 +1,138 @@
+#include "model/flash_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "model/exp_approx.h"
+#include "quant/exact_fma.h"
+#include "quant/fp16.h"
+#include "quant/lanes.h"
+
+namespace smolinfer::model {
+
+using quant::exact_fma;
+using quant::f32_to_fp16;
+using quant::fp16_to_f32;
+
+namespace {
+
+constexpr int kMaxHeadDim = 512;  // as the model loader allows
+
+float kq_scale(const AttentionShape& shape) {
+    return shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(shape.head_dim));
+}
+
+// ggml_vec_scale_f16: acc = half(acc * s).
+void scale_half_row(uint16_t* acc, int n, float s) {
+    for (int i = 0; i < n; ++i) acc[i] = f32_to_fp16(fp16_to_f32(acc[i]) * s);
+}
+
+// ggml_vec_mad_f16: acc = half(fma(v, w, acc)), fused on every CPU llama.cpp
+// vectorises it for (and in its scalar tail too, which compilers contract).
+void mad_half_row(uint16_t* acc, const uint16_t* v, int n, float w) {
+    for (int i = 0; i < n; ++i) acc[i] = f32_to_fp16(exact_fma(fp16_to_f32(v[i]), w, fp16_to_f32(acc[i])));
+}
+
+}  // namespace
+
+void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
+                        const float* q, float* out, float* scratch, const AttentionKernels& kernels) {
+    const int hd = shape.head_dim;
+    const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
+    const int off = kv_head * hd;
+    const float scale = kq_scale(shape);
+    const int n = pos + 1;
+    const size_t N = size_t(n);
+
+    float* scores = scratch;                  // n_q x n
+    float* qh = scratch + size_t(n_q) * N;    // n_q x head_dim
+    for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
+    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
+
+    uint16_t acc[kMaxHeadDim];
+    for (int g = 0; g < n_q; ++g) {
+        const float* sg = scores + size_t(g) * N;
+        float m = -INFINITY;  // the largest score so far
+        float sum = 0.0f;     // of exp(score - m) so far
+        for (int i = 0; i < hd; ++i) acc[i] = 0;
+        for (int j = 0; j < n; ++j) {
+            const float s = sg[j] * scale;
+            float ms = 1.0f;  // rescales what is summed so far when the maximum grows
+            float vs = 1.0f;  // this position's weight, exp(s - m)
+            if (s > m) {
+                const float m_old = m;
+                m = s;
+                ms = std::exp(m_old - m);
+                scale_half_row(acc, hd, ms);
+            } else {
+                vs = std::exp(s - m);
+            }
+            mad_half_row(acc, cache.v_row(layer, j) + off, hd, vs);
+            // llama.cpp's S = S*ms + vs: two roundings in its released CPU
+            // backends (the compiler multiplies in the new-maximum branch and
+            // adds after the join; objdump of libggml-cpu-zen4.so).
+            sum = sum * ms + vs;
+        }
+        const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+        for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = fp16_to_f32(acc[i]) * inv;
+    }
+}
+
+void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
+                        const int* pos, const float* q, float* out, size_t q_stride, float* scratch) {
+    const int hd = shape.head_dim;
+    const int group = shape.n_head / shape.n_head_kv;
+    const int off = kv_head * hd;
+    const float scale = kq_scale(shape);
+    float* w = scratch;             // one tile's scores, then weights
+    float* acc = scratch + kFlashTileKv;  // head_dim f32 sums
+    for (int t = 0; t < n_tokens; ++t) {
+        const int last = pos[t];
+        for (int g = 0; g < group; ++g) {
+            const size_t head = size_t(kv_head * group + g) * size_t(hd);
+            const float* qg = q + size_t(t) * q_stride + head;
+            float m = -INFINITY;
+            float sum = 0.0f;
+            for (int i = 0; i < hd; ++i) acc[i] = 0.0f;
+            for (int t0 = 0; t0 <= last; t0 += kFlashTileKv) {
+                const int valid = std::min(kFlashTileKv, last + 1 - t0);  // the rest is masked
+                for (int tk = 0; tk < kFlashTileKv; ++tk) {
+                    if (tk >= valid) {
+                        w[tk] = -INFINITY;
+                        continue;
+                    }
+                    const uint16_t* k = cache.k(layer, t0 + tk) + off;
+                    float d = 0.0f;
+                    for (int i = 0; i < hd; ++i) d = exact_fma(qg[i], fp16_to_f32(k[i]), d);
+                    w[tk] = d * scale;
+                }
+                float tile_max = -INFINITY;
+                for (int tk = 0; tk < kFlashTileKv; ++tk) tile_max = tile_max > w[tk] ? tile_max : w[tk];
+                const float m_new = std::fmax(m, tile_max);
+                if (m_new > m) {
+                    const float ms = std::exp(m - m_new);
+                    for (int i = 0; i < hd; ++i) acc[i] *= ms;
+                    sum *= ms;
+                }
+                m = m_new;
+                // ggml_vec_soft_max_f32: 16 lanes at a time, their sums added in double.
+                double tile_sum = 0.0;
+                for (int c = 0; c < kFlashTileKv; c += 16) {
+                    for (int l = 0; l < 16; ++l) w[c + l] = exp_approx(w[c + l] - m_new);
+                    tile_sum += double(quant::hsum16(w + c));
+                }
+                sum = float(double(sum) + tile_sum);
+                for (int tk = 0; tk < valid; ++tk) {
+                    const uint16_t* v = cache.v_row(layer, t0 + tk) + off;
+                    for (int i = 0; i < hd; ++i) acc[i] = exact_fma(w[tk], fp16_to_f32(v[i]), acc[i]);
+                }
+            }
+            const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+            float* o = out + size_t(t) * q_stride + head;
+            for (int i = 0; i < hd; ++i) o[i] = acc[i] * inv;
+        }
+    }
+}
+
+}  // namespace smolinfer::model
