@@ -62,12 +62,26 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
                         const float* q, float* out, float* scratch, const AttentionKernels& kernels = attention_kernels());
 
 // The Tiled path for every query head of KV head `kv_head`, for n_tokens
-// tokens at positions pos[0..n_tokens): token t's query heads start at
-// q + t * q_stride, its output at out + t * q_stride.
-// scratch: flash_tiled_scratch_floats(head_dim) floats.
+// tokens (at most kFlashTokensPerCall) at positions pos[0..n_tokens): token
+// t's query heads start at q + t * q_stride, its output at out + t * q_stride.
+// Each tile of cached keys and values is converted once for all of them.
+// scratch: flash_tiled_scratch_floats(head_dim, heads per KV head) floats.
 void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
                         const int* pos, const float* q, float* out, size_t q_stride, float* scratch);
 
-inline size_t flash_tiled_scratch_floats(int head_dim) { return size_t(kFlashTileKv) * (size_t(head_dim) + 2); }
+constexpr int kFlashTokensPerCall = 16;
+
+inline size_t flash_tiled_scratch_floats(int head_dim, int group) {
+    const size_t rows = size_t(kFlashTokensPerCall) * size_t(group);
+    return 2 * size_t(kFlashTileKv) * size_t(head_dim) + size_t(kFlashTileKv) + rows * (size_t(head_dim) + 2);
+}
+
+// The scalar references both are tested against (tests/test_flash_attention.cpp),
+// one position and one dimension at a time, as ggml's code reads.
+void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q,
+                            int pos, const float* q, float* out, float* scratch,
+                            const AttentionKernels& kernels = attention_kernels());
+void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
+                            const int* pos, const float* q, float* out, size_t q_stride, float* scratch);
 
 }  // namespace smolinfer::model

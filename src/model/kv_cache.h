@@ -50,9 +50,10 @@ public:
     const uint16_t* k(int layer, int pos) const { return const_cast<KvCache*>(this)->k(layer, pos); }
 
     // Rows layout: the value of position `pos` (kv_dim values).
-    const uint16_t* v_row(int layer, int pos) const {
+    uint16_t* v_row(int layer, int pos) {
         return v_.get() + (size_t(layer) * size_t(n_ctx_) + size_t(pos)) * size_t(kv_dim_);
     }
+    const uint16_t* v_row(int layer, int pos) const { return const_cast<KvCache*>(this)->v_row(layer, pos); }
 
     // Transposed layout: value dimension `dim` of the 256 positions of block `block`.
     uint16_t* v_block(int layer, int block, int dim) {
@@ -66,7 +67,7 @@ public:
     }
     void set_v(int layer, int pos, int dim, uint16_t value) {
         if (layout_ == ValueLayout::Rows) {
-            const_cast<uint16_t*>(v_row(layer, pos))[dim] = value;
+            v_row(layer, pos)[dim] = value;
         } else {
             v_block(layer, pos / kBlock, dim)[pos % kBlock] = value;
         }

@@ -139,7 +139,7 @@ void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPat
     }
     // Tiled: a KV head for a run of tokens per item (their tiles of cache
     // positions are shared). The tokens of one call share a cache.
-    constexpr int kTokensPerItem = 16;
+    constexpr int kTokensPerItem = kFlashTokensPerCall;
     const int runs = (n + kTokensPerItem - 1) / kTokensPerItem;
     const size_t items = size_t(runs) * size_t(c.n_head_kv);
     pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
@@ -239,7 +239,7 @@ std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOr
     if (score_threads_ != pool.size()) {
         score_threads_ = pool.size();
         scratch_per_thread_ = std::max(attention_scratch_floats(c.n_head / c.n_head_kv, n_ctx_),
-                                       flash_tiled_scratch_floats(c.head_dim));
+                                       flash_tiled_scratch_floats(c.head_dim, c.n_head / c.n_head_kv));
         scores_.assign(size_t(score_threads_) * scratch_per_thread_, 0.0f);
     }
 

@@ -102,6 +102,8 @@ inline uint16_t f32_to_fp16(float f) { return f32_to_fp16_soft(f); }
 // y[i] = f32_to_fp16(x[i]) for a row: the hardware converter natively, four
 // at a time in WebAssembly (fp16_row.cpp), bit-identical to the scalar forms.
 void f32_to_fp16_row(const float* x, uint16_t* y, size_t n);
+// y[i] = fp16_to_f32(x[i]) for a row, likewise.
+void fp16_to_f32_row(const uint16_t* x, float* y, size_t n);
 
 inline float bf16_to_f32(uint16_t b) { return bits_to_f32(uint32_t(b) << 16); }
 

@@ -3,6 +3,10 @@
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+
+#include "quant/wasm_simd.h"
+#elif defined(__F16C__)
+#include <immintrin.h>
 #endif
 
 namespace smolinfer::quant {
@@ -42,6 +46,22 @@ void f32_to_fp16_row(const float* x, uint16_t* y, size_t n) {
     }
 #endif
     for (; i < n; ++i) y[i] = f32_to_fp16(x[i]);
+}
+
+void fp16_to_f32_row(const uint16_t* x, float* y, size_t n) {
+    size_t i = 0;
+#if defined(__wasm_simd128__)
+    for (; i + 8 <= n; i += 8) {
+        const v128_t h = wasm_v128_load(x + i);
+        wasm_v128_store(y + i, wasm::halves_to_f32(wasm_u32x4_extend_low_u16x8(h)));
+        wasm_v128_store(y + i + 4, wasm::halves_to_f32(wasm_u32x4_extend_high_u16x8(h)));
+    }
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    }
+#endif
+    for (; i < n; ++i) y[i] = fp16_to_f32(x[i]);
 }
 
 }  // namespace smolinfer::quant
