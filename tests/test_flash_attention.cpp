@@ -99,6 +99,27 @@ TEST(FlashAttention, TiledPathEqualsTheReference) {
     }
 }
 
+// The plain SIMD128 build's fast arithmetic multiplies, then adds: not the
+// same bits, but within the half accumulator's rounding of the reference.
+TEST(FlashAttention, UnfusedArithmeticStaysNearTheReference) {
+    std::mt19937 rng(5);
+    const AttentionShape shape{9, 3, 64};
+    const KvCache cache = random_cache(200, 192, 200, rng);
+    const size_t q_stride = 9 * 64;
+    std::vector<float> scratch(model::flash_tiled_scratch_floats(64, 3) + model::attention_scratch_floats(3, 200));
+    const std::vector<float> q = random_floats(4 * q_stride, rng);
+    const int pos[4] = {100, 101, 102, 199};
+    std::vector<float> tiled(q.size()), tiled_ref(q.size()), chunk(192), chunk_ref(192);
+    for (int kv = 0; kv < 3; ++kv) {
+        model::flash_attend_tiled(cache, 0, shape, kv, 4, pos, q.data(), tiled.data(), q_stride, scratch.data(), false);
+        model::flash_attend_tiled_ref(cache, 0, shape, kv, 4, pos, q.data(), tiled_ref.data(), q_stride, scratch.data());
+    }
+    model::flash_attend_heads(cache, 0, shape, 0, 3, 150, q.data(), chunk.data(), scratch.data(), false);
+    model::flash_attend_heads_ref(cache, 0, shape, 0, 3, 150, q.data(), chunk_ref.data(), scratch.data());
+    for (size_t i = 0; i < tiled.size(); ++i) EXPECT_NEAR(tiled[i], tiled_ref[i], 1e-4f) << i;
+    for (size_t i = 0; i < chunk.size(); ++i) EXPECT_NEAR(chunk[i], chunk_ref[i], 2e-3f) << i;
+}
+
 // One position: its weight is exactly 1, so both paths return its value
 // row (the chunk path's half accumulator holds halves exactly).
 TEST(FlashAttention, OnePositionGivesItsValue) {

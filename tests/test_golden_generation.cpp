@@ -29,10 +29,11 @@ constexpr double kNearTie = 0.01;
 // moves 8-bit activation codes, and after 30 layers the log-probabilities
 // drift as far as between llama.cpp's own CPU builds (measured: up to 0.72
 // nats in a top-10 list, greedy choices flipping where llama.cpp's top two
-// are up to 0.30 apart). Its bars (test::fast_arithmetic()): a broken
-// kernel is off by whole nats.
+// are up to 0.30 apart; 0.36 with flash attention, whose half accumulator
+// turns last bits into whole rounding steps). Its bars
+// (test::fast_arithmetic()): a broken kernel is off by whole nats.
 constexpr double kFastLogprobTolerance = 1.0;
-constexpr double kFastNearTie = 0.35;
+constexpr double kFastNearTie = 0.4;
 
 // A random-weight model (a family's or a large one).
 bool family_model(const std::string& name);

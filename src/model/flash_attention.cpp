@@ -9,7 +9,7 @@
 #include "quant/fp16.h"
 #include "quant/lanes.h"
 
-#if defined(__wasm_relaxed_simd__)
+#if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #endif
 
@@ -29,14 +29,37 @@ float kq_scale(const AttentionShape& shape) {
 
 // y[i] = fma(a[i], b, y[i]) for i < n: vectorised by the compiler natively,
 // four lanes at a time with relaxed SIMD (fused where the worker found FMA).
-inline void fma_row(float* y, const float* a, float b, int n) {
+// Not `fused` (the plain SIMD128 build's fast arithmetic): the exact
+// product plus y[i] in double, rounded to float -- the fused result but for
+// rare ties of that double rounding, two lanes at a time. (A plain multiply
+// then add loses too much here: flash attention's half accumulator turns
+// the last bits into whole rounding steps, 0.5% of perplexity.)
+inline void fma_row(float* y, const float* a, float b, int n, bool fused) {
     int i = 0;
+#if defined(__wasm_simd128__)
+    if (!fused) {
+        const v128_t bd = wasm_f64x2_splat(double(b));
+        const auto fma2 = [&](v128_t a2, v128_t y2) {
+            return wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(
+                wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a2), bd), wasm_f64x2_promote_low_f32x4(y2)));
+        };
+        for (; i + 4 <= n; i += 4) {
+            const v128_t av = wasm_v128_load(a + i), yv = wasm_v128_load(y + i);
+            const v128_t lo = fma2(av, yv);
+            const v128_t hi = fma2(wasm_i32x4_shuffle(av, av, 2, 3, 0, 1), wasm_i32x4_shuffle(yv, yv, 2, 3, 0, 1));
+            wasm_v128_store(y + i, wasm_i32x4_shuffle(lo, hi, 0, 1, 4, 5));
+        }
+    }
 #if defined(__wasm_relaxed_simd__)
     const v128_t vb = wasm_f32x4_splat(b);
     for (; i + 4 <= n; i += 4) {
         wasm_v128_store(y + i, wasm_f32x4_relaxed_madd(wasm_v128_load(a + i), vb, wasm_v128_load(y + i)));
     }
 #endif
+#endif
+    if (!fused) {
+        for (; i < n; ++i) y[i] = float(double(a[i]) * double(b) + double(y[i]));
+    }
     for (; i < n; ++i) y[i] = exact_fma(a[i], b, y[i]);
 }
 
@@ -156,7 +179,7 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
 // converted a row at a time, the sums as row operations.
 
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
-                        const float* q, float* out, float* scratch, const AttentionKernels& kernels) {
+                        const float* q, float* out, float* scratch, bool fused, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
     const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
@@ -191,7 +214,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
                 vs = std::exp(s - m);
             }
             quant::fp16_to_f32_row(cache.v_row(layer, j) + off, v32, size_t(hd));
-            fma_row(acc32, v32, vs, hd);
+            fma_row(acc32, v32, vs, hd, fused);
             quant::f32_to_fp16_row(acc32, acc, size_t(hd));
             quant::fp16_to_f32_row(acc, acc32, size_t(hd));
             sum = sum * ms + vs;
@@ -202,7 +225,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
 }
 
 void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
-                        const int* pos, const float* q, float* out, size_t q_stride, float* scratch) {
+                        const int* pos, const float* q, float* out, size_t q_stride, float* scratch, bool fused) {
     constexpr int T = kFlashTileKv;
     const int hd = shape.head_dim;
     const int group = shape.n_head / shape.n_head_kv;
@@ -243,7 +266,7 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
                 const int r = t * group + g;
                 const float* qg = q + size_t(t) * q_stride + size_t(kv_head * group + g) * size_t(hd);
                 for (int tk = 0; tk < T; ++tk) w[tk] = 0.0f;
-                for (int i = 0; i < hd; ++i) fma_row(w, kt + size_t(i) * T, qg[i], T);
+                for (int i = 0; i < hd; ++i) fma_row(w, kt + size_t(i) * T, qg[i], T, fused);
                 for (int tk = 0; tk < T; ++tk) w[tk] = tk < valid ? w[tk] * scale : -INFINITY;
                 float tile_max = -INFINITY;
                 for (int tk = 0; tk < T; ++tk) tile_max = tile_max > w[tk] ? tile_max : w[tk];
@@ -261,7 +284,7 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
                     tile_sum += double(quant::hsum16(w + c));
                 }
                 sum[r] = float(double(sum[r]) + tile_sum);
-                for (int tk = 0; tk < valid; ++tk) fma_row(a, vt + size_t(tk) * size_t(hd), w[tk], hd);
+                for (int tk = 0; tk < valid; ++tk) fma_row(a, vt + size_t(tk) * size_t(hd), w[tk], hd, fused);
             }
         }
     }

@@ -58,8 +58,11 @@ inline FlashPath flash_path_for(size_t t, size_t n) {
 // The Chunk path for query heads first_head .. first_head + n_q - 1 of the
 // token at `pos` (one KV head), over positions 0..pos; arguments as
 // attend_heads. scratch: attention_scratch_floats(n_q, pos) floats.
+// `fused`: llama.cpp's fused multiply-adds; false for the plain SIMD128
+// build's fast arithmetic (the sums in double, not bit-exact).
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
-                        const float* q, float* out, float* scratch, const AttentionKernels& kernels = attention_kernels());
+                        const float* q, float* out, float* scratch, bool fused = true,
+                        const AttentionKernels& kernels = attention_kernels());
 
 // The Tiled path for every query head of KV head `kv_head`, for n_tokens
 // tokens (at most kFlashTokensPerCall) at positions pos[0..n_tokens): token
@@ -67,7 +70,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
 // Each tile of cached keys and values is converted once for all of them.
 // scratch: flash_tiled_scratch_floats(head_dim, heads per KV head) floats.
 void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
-                        const int* pos, const float* q, float* out, size_t q_stride, float* scratch);
+                        const int* pos, const float* q, float* out, size_t q_stride, float* scratch, bool fused = true);
 
 constexpr int kFlashTokensPerCall = 16;
 

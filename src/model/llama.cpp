@@ -129,11 +129,12 @@ void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPat
     const LlamaConfig& c = model_->config();
     const size_t Q = size_t(c.q_dim());
     const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
+    const bool fused = model_->isa() != quant::Isa::WasmSimdFast;
     if (path == FlashPath::Chunk) {
         for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
             const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
             flash_attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off],
-                               &att_[off], &scores_[size_t(thread) * scratch_per_thread_]);
+                               &att_[off], &scores_[size_t(thread) * scratch_per_thread_], fused);
         });
         return;
     }
@@ -149,7 +150,7 @@ void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPat
             const int kv = int(item % size_t(c.n_head_kv));
             const int count = std::min(kTokensPerItem, n - t0);
             flash_attend_tiled(*row_cache_[size_t(t0)], il, shape, kv, count, &row_pos_[size_t(t0)],
-                               &q_[size_t(t0) * Q], &att_[size_t(t0) * Q], Q, scratch);
+                               &q_[size_t(t0) * Q], &att_[size_t(t0) * Q], Q, scratch, fused);
         }
     });
 }
