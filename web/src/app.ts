@@ -5,6 +5,7 @@ import {
   type ChatMessage,
   type CreateEngineOptions,
   type Engine,
+  type FlashAttention,
   type LoadProgress,
   type ModelInfo,
   type ModelSource,
@@ -65,8 +66,10 @@ const ui = {
 
 let engine: Engine | null = null;
 // From the page's address: ?threads=N, ?exact=1 (bit-exact even where that
-// is slow), ?simd=simd128|relaxed (force a build).
+// is slow), ?simd=simd128|relaxed (force a build), ?fa=on|off|auto
+// (llama.cpp's flash-attention arithmetic; default auto: on).
 let engineOptions: CreateEngineOptions = {};
+let flashAttention: FlashAttention | undefined;
 let serverModels: ServerModel[] = [];
 let conversation: ChatMessage[] = [];
 let loading: AbortController | null = null;
@@ -207,13 +210,13 @@ async function loadModel(source: ModelSource): Promise<void> {
   ui.modelStatus.textContent = "Loading…";
   showProgress({ phase: "download", loaded: 0, total: 0, bytesPerSecond: 0, etaSeconds: NaN });
   try {
-    const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress });
+    const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress, flashAttention });
     const local = source instanceof Blob || Array.isArray(source);
     const origin = info.fromCache ? "from the saved copy" : local ? "from your file" : "downloaded";
     const files = info.parts > 1 ? ` in ${info.parts} parts` : "";
     ui.modelStatus.textContent =
       `${info.name || "Model"} · ${describeModel(info)} · ${mb(info.fileBytes)}${files} · ` +
-      `context ${info.contextSize} · ${origin}`;
+      `context ${info.contextSize} · flash attention ${info.flashAttention ? "on" : "off"} · ${origin}`;
     for (const w of info.warnings) ui.modelStatus.textContent += ` · note: ${w}`;
     conversation = [];
     renderConversation();
@@ -487,6 +490,8 @@ async function main(): Promise<void> {
     exact: params.get("exact") === "1",
     simd: simd === "relaxed" || simd === "simd128" ? simd : undefined,
   };
+  const fa = params.get("fa");
+  flashAttention = fa === "on" || fa === "off" || fa === "auto" ? fa : undefined;
   if (!(await liveEngine())) return;
   await listServerModels();
   setBusy("idle");

@@ -44,6 +44,8 @@ export interface ModelInfo {
   vocabSize: number;
   trainContext: number;
   contextSize: number;
+  /** Whether attention runs as llama.cpp's flash attention (LoadOptions.flashAttention). */
+  flashAttention: boolean;
   layers: number;
   threads: number;
   warnings: string[];
@@ -156,7 +158,7 @@ export type BuildName = "mt-relaxed" | "st-relaxed" | "mt-simd128" | "st-simd128
 
 export type Request =
   | { id: number; op: "init"; threads: number; exact: boolean; simd?: "relaxed" | "simd128" }
-  | { id: number; op: "load"; source: SourceSpec; contextSize?: number }
+  | { id: number; op: "load"; source: SourceSpec; contextSize?: number; flashAttention?: "auto" | "on" | "off" }
   | { id: number; op: "generate"; prompt: string; options: WireOptions }
   | { id: number; op: "chat"; messages: ChatMessage[]; options: WireOptions }
   | { id: number; op: "tokenize"; text: string; special: boolean }

@@ -53,7 +53,17 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** KV cache positions; default (or 0) min(4096, the model's training context). */
   contextSize?: number;
+  /**
+   * Attention as llama.cpp computes it with flash attention "on", "off", or
+   * "auto" (the default, as llama.cpp's: on for the CPU). The two differ in
+   * the last bits, enough to change a greedy answer now and then; each is
+   * exact against llama.cpp run the same way. ModelInfo.flashAttention says
+   * which runs.
+   */
+  flashAttention?: FlashAttention;
 }
+
+export type FlashAttention = "auto" | "on" | "off";
 
 export interface GenerateOptions extends SamplingOptions {
   signal?: AbortSignal;
@@ -200,12 +210,16 @@ export class Engine {
     if (contextSize !== undefined && !(Number.isInteger(contextSize) && contextSize >= 0 && contextSize < 2 ** 31)) {
       throw new EngineError("bad_input", "contextSize must be an integer >= 0 (0: the default)");
     }
+    const flashAttention = options.flashAttention;
+    if (flashAttention !== undefined && !["auto", "on", "off"].includes(flashAttention)) {
+      throw new EngineError("bad_input", `flashAttention must be "auto", "on" or "off" (got ${JSON.stringify(flashAttention)})`);
+    }
     // Refused before it reaches the worker: the loaded model stays.
     if (options.signal?.aborted) throw new EngineError("aborted", "aborted by the caller");
     if (this.failure) throw new EngineError(this.failure.code, this.failure.message);
     try {
       const info = (await this.request(
-        (id) => ({ id, op: "load", source: spec, contextSize }),
+        (id) => ({ id, op: "load", source: spec, contextSize, flashAttention }),
         options.signal,
         { onProgress: options.onProgress },
       ).done) as ModelInfo;

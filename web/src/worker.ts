@@ -464,7 +464,12 @@ async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadPro
   }
 }
 
-async function load(id: number, source: SourceSpec, contextSize: number | undefined): Promise<ModelInfo> {
+async function load(
+  id: number,
+  source: SourceSpec,
+  contextSize: number | undefined,
+  flashAttention: "auto" | "on" | "off" | undefined,
+): Promise<ModelInfo> {
   const m = wasm!;
   engine!.unload(); // a failed load leaves no model loaded
   const progress = (p: LoadProgress) => post({ id, type: "progress", progress: p });
@@ -476,7 +481,7 @@ async function load(id: number, source: SourceSpec, contextSize: number | undefi
   }
   const size = parts.reduce((a, p) => a + p.size, 0);
   progress({ phase: "init", loaded: size, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-  const options = { threads, contextSize: contextSize ?? 0, exact };
+  const options = { threads, contextSize: contextSize ?? 0, exact, flashAttention: flashAttention ?? "auto" };
   // The engine takes the buffers, also when it fails.
   const result =
     parts.length === 1
@@ -601,7 +606,7 @@ async function handle(req: Request): Promise<unknown> {
   if (running) throw busyError(req.op);
   running = { id: req.id, op: req.op === "load" ? "load" : "generate" };
   try {
-    if (req.op === "load") return await load(req.id, req.source, req.contextSize);
+    if (req.op === "load") return await load(req.id, req.source, req.contextSize, req.flashAttention);
     const e = requireLoaded();
     const ids =
       req.op === "chat" ? tokens(e.chatTokens(req.messages, true)) : tokens(e.tokenize(req.prompt, true, true));

@@ -32,6 +32,7 @@ test("the model loads and describes itself", () => {
   assert.equal(info.vocabSize, 49152);
   assert.equal(info.layers, 30);
   assert.equal(info.contextSize, 1024);
+  assert.equal(info.flashAttention, true); // llama.cpp's default on the CPU
   assert.equal(info.fileBytes, modelBytes.length);
   assert.equal(info.parts, 1);
   assert.equal(info.quantization, "Q4_1");
@@ -90,8 +91,10 @@ test("tokenization matches llama.cpp on every golden string", () => {
   assert.ok(checked >= 300);
 });
 
-test("greedy chat continuations match llama.cpp token for token", () => {
-  for (const c of golden("Q4_1/generation.json").cases.filter((c) => c.mode === "chat").slice(0, 3)) {
+// By default against llama.cpp's default run (flash attention on), and with
+// flashAttention "off" against its -fa off run.
+function expectGoldenChats(engine, file) {
+  for (const c of golden(file).cases.filter((c) => c.mode === "chat").slice(0, 3)) {
     const messages = [...(c.system ? [{ role: "system", content: c.system }] : []), { role: "user", content: c.text }];
     const prompt = engine.chatTokens(messages, true);
     assert.deepEqual(Array.from(prompt.ids), c.prompt_ids, c.name);
@@ -106,6 +109,21 @@ test("greedy chat continuations match llama.cpp token for token", () => {
     }
     assert.deepEqual(ids, c.ids.slice(0, n), c.name);
   }
+}
+
+test("greedy chat continuations match llama.cpp's default run token for token", () => {
+  expectGoldenChats(engine, "Q4_1/flash-attn/generation.json");
+});
+
+test("with flashAttention off they match llama.cpp's -fa off run", () => {
+  const off = new M.Engine();
+  const r = off.load(copyIn(modelBytes), modelBytes.length, { threads: 1, contextSize: 1024, flashAttention: "off" });
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.flashAttention, false);
+  expectGoldenChats(off, "Q4_1/generation.json");
+  off.unload();
+  const bad = new M.Engine();
+  assert.match(bad.load(copyIn(modelBytes), modelBytes.length, { flashAttention: "yes" }).error, /flashAttention must be/);
 });
 
 test("a second chat turn reuses the cached conversation", () => {

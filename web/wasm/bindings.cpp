@@ -236,6 +236,12 @@ private:
             o.threads = option<int>(options, "threads", 1);
             o.context = option<int>(options, "contextSize", 0);
             o.exact = option<bool>(options, "exact", true);
+            const std::string fa = option<std::string>(options, "flashAttention", "auto");
+            const auto flash = parse_flash_attention(fa);
+            if (!flash || (fa != "auto" && fa != "on" && fa != "off")) {
+                return error("flashAttention must be \"auto\", \"on\" or \"off\" (got \"" + fa + "\")");
+            }
+            o.flash_attention = *flash;
             session_ = open_session(o);
         } catch (const std::exception& e) {
             return error(e.what());
@@ -254,6 +260,7 @@ private:
         info.set("vocabSize", m.n_vocab);
         info.set("trainContext", m.n_ctx_train);
         info.set("contextSize", session_->context());
+        info.set("flashAttention", session_->flash_attention());
         info.set("layers", m.n_layer);
         info.set("threads", session_->threads());
         info.set("kernels", session_->kernels());
