@@ -188,11 +188,17 @@ export async function runBrowserPart(config, results, log) {
     return { ...m, warmup: prompts[0], prompts: prompts.slice(1) };
   });
   const cases = config.threads.flatMap((threads) => [
-    { engine: "smolinfer", name: "smolinfer", threads },
+    // flash attention off, as wllama fa=off (the targets' pair); on against wllama fa=auto.
+    { engine: "smolinfer", name: "smolinfer", threads, flashAttention: false },
     // What a browser without relaxed SIMD gets (Safari): plain SIMD128, fast arithmetic.
-    { engine: "smolinfer", name: "smolinfer simd128", threads, simd: "simd128" },
+    { engine: "smolinfer", name: "smolinfer simd128", threads, simd: "simd128", flashAttention: false },
     { engine: "wllama", name: "wllama fa=off", threads, flashAttention: false },
-    ...(config.wllamaFaAuto ? [{ engine: "wllama", name: "wllama fa=auto", threads, flashAttention: true }] : []),
+    ...(config.wllamaFaAuto
+      ? [
+          { engine: "smolinfer", name: "smolinfer fa=on", threads, flashAttention: true },
+          { engine: "wllama", name: "wllama fa=auto", threads, flashAttention: true },
+        ]
+      : []),
   ]);
   const { server, origin } = await startServer(models);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-bench-chromium-"));

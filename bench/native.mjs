@@ -19,9 +19,11 @@ export function run(cmd, args) {
   return r.stdout;
 }
 
-function smolinfer(cli, model, { prompt, gen, threads, reps }) {
+// fa: "off" (the golden files' setting, as llama-bench -fa off) or "on"
+// (llama.cpp's default arithmetic, as llama-bench -fa auto on the CPU).
+function smolinfer(cli, model, { prompt, gen, threads, reps }, fa) {
   const out = run(cli, ["bench", "-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
-    "-r", String(reps), "--json"]);
+    "-r", String(reps), "-fa", fa, "--json"]);
   const j = JSON.parse(out.trim().split("\n").at(-1));
   if (j.threads !== threads) throw new Error(`smolinfer bench ran ${j.threads} threads, not ${threads}`);
   return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs,
@@ -56,13 +58,16 @@ export function runNative(config, results, log) {
   for (const m of config.models) {
     for (const threads of config.threads) {
       const where = `native ${m.key} t=${threads}`;
-      try {
-        const ours = smolinfer(config.smolinfer, m.file, { ...counts, threads });
-        results.native.push({ model: m.key, threads, engine: "smolinfer", ...ours });
-        log(`[${where}] smolinfer: ${show(ours)}`);
-      } catch (e) {
-        results.errors.push(`${where} smolinfer: ${e.message}`);
-        log(`[${where}] smolinfer: ERROR ${e.message}`);
+      for (const fa of ["off", "on"]) {
+        const engine = fa === "off" ? "smolinfer" : "smolinfer fa=on";
+        try {
+          const ours = smolinfer(config.smolinfer, m.file, { ...counts, threads }, fa);
+          results.native.push({ model: m.key, threads, engine, ...ours });
+          log(`[${where}] smolinfer -fa ${fa}: ${show(ours)}`);
+        } catch (e) {
+          results.errors.push(`${where} smolinfer -fa ${fa}: ${e.message}`);
+          log(`[${where}] smolinfer -fa ${fa}: ERROR ${e.message}`);
+        }
       }
       try {
         const theirs = llamaBench(config.llamaBench, m.file, { ...counts, threads });

@@ -121,21 +121,22 @@ export function report(config, results, m) {
     L();
     L(`Both: pp from an empty cache, tg from an empty cache without sampling, the same file and threads.` +
       ` llama-bench ${results.llamaCommit ? `(llama.cpp ${results.llamaCommit}, the source node-llama-cpp@${m.nodeLlamaCpp || "?"} ships)` : ""}` +
-      ` with \`-fa off\` (= \`-fa 0\`: flash attention off, smolinfer's exact mode and the golden files' setting; the targets use it)` +
-      ` and \`-fa auto\` (llama-bench's default).`);
+      ` with \`-fa off\` (= \`-fa 0\`: flash attention off; the targets use it) against smolinfer \`-fa off\`,` +
+      ` and \`-fa auto\` (llama.cpp's default: flash attention on for the CPU) against smolinfer \`-fa on\` (its default, the same arithmetic).`);
     L();
-    L(`| model | threads | test | smolinfer | llama.cpp -fa off | ratio | llama.cpp -fa auto | ratio | share of roofline: smolinfer / llama.cpp -fa off |`);
-    L(`|---|---|---|---|---|---|---|---|---|`);
+    L(`| model | threads | test | smolinfer -fa off | llama.cpp -fa off | ratio | smolinfer -fa on | llama.cpp -fa auto | ratio | share of roofline: smolinfer / llama.cpp -fa off |`);
+    L(`|---|---|---|---|---|---|---|---|---|---|`);
     for (const { key } of config.models) {
       for (const t of config.threads) {
         const ours = find(results.native, key, t, "smolinfer");
         const off = find(results.native, key, t, "llama.cpp fa=off");
         const auto = find(results.native, key, t, "llama.cpp fa=auto");
+        const oursOn = find(results.native, key, t, "smolinfer fa=on");
         for (const test of ["pp", "tg"]) {
           const r = test === "tg" ? rooflineTps(roof, key, t, "native") : NaN;
           const share = Number.isFinite(r) ? `${pct(ours?.tg / r)} / ${pct(off?.tg / r)}` : "";
           L(`| ${key} | ${t} | ${test}${test === "pp" ? P : G} | ${fmt(ours?.[test])} | ${fmt(off?.[test])} | ${ratio(ours?.[test], off?.[test])}` +
-            ` | ${fmt(auto?.[test])} | ${ratio(ours?.[test], auto?.[test])} | ${share} |`);
+            ` | ${fmt(oursOn?.[test])} | ${fmt(auto?.[test])} | ${ratio(oursOn?.[test], auto?.[test])} | ${share} |`);
         }
       }
     }
@@ -150,7 +151,7 @@ export function report(config, results, m) {
   }
 
   if (config.parts.has("browser")) {
-    const others = ["smolinfer simd128", "wllama fa=off", ...(config.wllamaFaAuto ? ["wllama fa=auto"] : [])];
+    const others = ["smolinfer simd128", "wllama fa=off", ...(config.wllamaFaAuto ? ["smolinfer fa=on", "wllama fa=auto"] : [])];
     L(`## Browser: smolinfer (WebAssembly) vs @wllama/wllama ${m.wllama}, headless Chromium ${results.chromium}`);
     L();
     L(`The same ${P}-token prompts (a different first token each run, so nothing is reused from a cache), then ${G} tokens generated` +
@@ -158,7 +159,7 @@ export function report(config, results, m) {
       ` 1 thread (a page that is not cross-origin isolated) and its multi-threaded build at more, each in the build Chromium gets` +
       ` (relaxed SIMD, exact) and, as "smolinfer simd128", in the plain SIMD128 build a browser without relaxed SIMD gets (Safari;` +
       ` fast arithmetic, not bit-exact); its ratio column compares it with smolinfer's relaxed build. wllama runs on an isolated page with` +
-      ` n_threads set, CPU only, flash attention off${config.wllamaFaAuto ? " (and auto)" : ""}. Timings: smolinfer's \`engine.stats()\`;` +
+      ` n_threads set, CPU only. Both with flash attention off${config.wllamaFaAuto ? ", and on (smolinfer -fa on, wllama -fa auto)" : ""}. Timings: smolinfer's \`engine.stats()\`;` +
       ` wllama's completion \`timings\` (llama-server's), decode as (predicted_n − 1) / predicted_ms, the forward passes smolinfer counts.` +
       ` "timed / wall": the share of each call's wall time (streaming to the page included) that the engine's own timings cover.`);
     L();

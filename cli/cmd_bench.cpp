@@ -1,6 +1,7 @@
 // smolinfer bench: prefill and decode speed, as llama-bench measures them
-// (pp: a batch of p tokens from an empty cache; tg: n tokens one at a time
-// from an empty cache), median of r repetitions.
+// (pp: a batch of p tokens; tg: n tokens one at a time; each from an empty
+// cache, or after d tokens already in it as llama-bench -d), median of r
+// repetitions.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@ struct BenchFlags {
     ModelFlags model;
     int n_prompt = 128;
     int n_gen = 128;
+    int depth = 0;  // tokens in the cache before each test (untimed)
     int reps = 3;
     bool json = false;
     std::string grammar_file;
@@ -99,7 +101,7 @@ double measure_sequences(Session& session, const BenchFlags& f, sample::Rng& rng
 
 int run(const BenchFlags& f) {
     ModelFlags mf = f.model;
-    mf.context = std::max(f.n_prompt, f.n_gen + 8) + 1 + (f.grammar.empty() ? 0 : 256);
+    mf.context = f.depth + std::max(f.n_prompt, f.n_gen + 8) + 1 + (f.grammar.empty() ? 0 : 256);
     auto session = mf.open(std::max(1, f.n_prompt));
     const int n_vocab = session->info().n_vocab;
 
@@ -117,18 +119,23 @@ int run(const BenchFlags& f) {
     session->reset();
     session->evaluate(random_tokens(std::max(1, std::min(f.n_prompt, 16))), false);
 
+    // A fresh cache holding f.depth tokens (one request, as llama-bench fills it).
+    auto fill = [&] {
+        session->reset();
+        if (f.depth > 0) session->evaluate(random_tokens(f.depth), false);
+    };
     std::vector<double> pp, tg;
     for (int r = 0; r < f.reps; ++r) {
         if (f.n_prompt > 0) {
             const auto tokens = random_tokens(f.n_prompt);
-            session->reset();
+            fill();
             const auto t0 = clock::now();
             session->evaluate(tokens, false);
             pp.push_back(f.n_prompt / secs(t0));
         }
         if (f.n_gen > 0) {
             const auto tokens = random_tokens(f.n_gen);
-            session->reset();
+            fill();
             const auto t0 = clock::now();
             for (const TokenId t : tokens) session->evaluate({&t, 1}, false);
             tg.push_back(f.n_gen / secs(t0));
@@ -151,6 +158,8 @@ int run(const BenchFlags& f) {
         j["model"] = f.model.model;
         j["prefill_tokens"] = f.n_prompt;
         j["decode_tokens"] = f.n_gen;
+        j["depth"] = f.depth;
+        j["flash_attention"] = session->flash_attention();
         j["reps"] = f.reps;
         j["prefill_tps_runs"] = pp;
         j["decode_tps_runs"] = tg;
@@ -169,10 +178,11 @@ int run(const BenchFlags& f) {
         }
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("model: %s (%s)\nthreads: %d\n", f.model.model.c_str(), session->info().weight_types.c_str(),
-                    session->threads());
-        if (f.n_prompt > 0) std::printf("pp%d: %.1f tok/s (median of %d)\n", f.n_prompt, pp_tps, f.reps);
-        if (f.n_gen > 0) std::printf("tg%d: %.1f tok/s (median of %d)\n", f.n_gen, tg_tps, f.reps);
+        std::printf("model: %s (%s)\nthreads: %d\nflash attention: %s\n", f.model.model.c_str(),
+                    session->info().weight_types.c_str(), session->threads(), session->flash_attention() ? "on" : "off");
+        const std::string at = f.depth > 0 ? " @ d" + std::to_string(f.depth) : "";
+        if (f.n_prompt > 0) std::printf("pp%d%s: %.1f tok/s (median of %d)\n", f.n_prompt, at.c_str(), pp_tps, f.reps);
+        if (f.n_gen > 0) std::printf("tg%d%s: %.1f tok/s (median of %d)\n", f.n_gen, at.c_str(), tg_tps, f.reps);
         if (batch_tps > 0) {
             std::printf("tg%d x %d sequences together: %.1f tok/s in all (median of %d)\n", f.n_gen, f.sequences,
                         batch_tps, f.reps);
@@ -195,6 +205,9 @@ Action add_bench(CLI::App& app) {
     f->model.add(app, false);
     app.add_option("-p,--n-prompt", f->n_prompt, "prompt tokens for the prefill test")->capture_default_str()->check(CLI::Range(0, 4096));
     app.add_option("-n,--n-gen", f->n_gen, "tokens for the decode test")->capture_default_str()->check(CLI::Range(0, 4096));
+    app.add_option("-d,--n-depth", f->depth, "tokens already in the context before each test (as llama-bench -d)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 20));
     app.add_option("-r,--repetitions", f->reps, "repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_flag("--json", f->json, "print one JSON object");
     app.add_option("--sequences", f->sequences,

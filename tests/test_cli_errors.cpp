@@ -375,6 +375,16 @@ TEST_F(CliErrors, BenchLongPromptNamesTheRealProblem) {
     expect_error({"bench", "-m", m, "-p", "1000", "-n", "1", "-r", "1", "-t", "1"}, {"training context 256"});
 }
 
+// bench -d (llama-bench's depth) adds to the context it needs, and -fa
+// takes on, off or auto only.
+TEST_F(CliErrors, BenchDepthAndFlashAttentionOptions) {
+    const std::string m = file(test::tiny_llama());
+    expect_error({"bench", "-m", m, "-p", "8", "-n", "8", "-d", "250", "-r", "1", "-t", "1"}, {"training context 256"});
+    expect_error({"bench", "-m", m, "-p", "8", "-n", "1", "-r", "1", "-t", "1", "-fa", "sometimes"},
+                 {"--flash-attn", "on, off or auto"});
+    expect_error({"run", "-m", m, "-p", "hi", "-n", "1", "-t", "1", "--flash-attn"}, {"--flash-attn"});
+}
+
 TEST_F(CliErrors, PromptLongerThanTheContext) {
     const std::string m = file(test::tiny_llama());
     expect_error({"run", "-m", m, "-t", "1", "-c", "8", "-p", "the quick brown fox jumps over the lazy dog"},

@@ -62,5 +62,20 @@ TEST(CliRun, StopStringsCutTheAnswer) {
     std::filesystem::remove(model);
 }
 
+// bench -d fills the cache before each test and says so; -fa is reported.
+TEST(CliRun, BenchAtDepthWithFlashAttentionChoices) {
+    const std::string model = test::write_temp_file(test::tiny_llama(), "cli-run-bench.gguf");
+    for (const char* fa : {"on", "off"}) {
+        const auto r = run_cli({"bench", "-m", model, "-t", "1", "-p", "70", "-n", "2", "-d", "100", "-r", "1", "-fa", fa, "--json"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["depth"], 100);
+        EXPECT_EQ(j["flash_attention"], std::string(fa) == "on");
+        EXPECT_GT(j["prefill_tps"].get<double>(), 0);
+        EXPECT_GT(j["decode_tps"].get<double>(), 0);
+    }
+    std::filesystem::remove(model);
+}
+
 }  // namespace
 }  // namespace smolinfer

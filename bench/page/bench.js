@@ -24,20 +24,21 @@ async function drain(stream) {
  * decodeTps: forward passes / time of the generation loop, sampling included,
  * timed inside the engine's worker).
  */
-async function smolinfer({ modelUrl, threads, simd, warmup, prompts, maxTokens }) {
+async function smolinfer({ modelUrl, threads, simd, warmup, prompts, maxTokens, flashAttention }) {
+  const loadOptions = { flashAttention: flashAttention ? "on" : "off" };
   phase("load", modelUrl);
   const { createEngine } = await import("/smolinfer.js");
   // First visit: download, save for offline use. Then the next visit, timed:
   // a new engine (worker, WebAssembly) loading the saved copy until ready.
   const first = await createEngine({ threads, simd });
   const t0 = now();
-  await first.load(modelUrl);
+  await first.load(modelUrl, loadOptions);
   const loadSeconds = (now() - t0) / 1000;
   first.terminate();
   const t1 = now();
   const engine = await createEngine({ threads, simd });
   try {
-    const info = await engine.load(modelUrl);
+    const info = await engine.load(modelUrl, loadOptions);
     const readySeconds = (now() - t1) / 1000;
     if (!info.fromCache) throw new Error("the second load did not come from the saved copy");
     const options = { maxTokens, temperature: 0, ignoreEos: true, repeatPenalty: 1 };

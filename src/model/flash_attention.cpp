@@ -11,6 +11,8 @@
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+#elif defined(__F16C__)
+#include <immintrin.h>
 #endif
 
 namespace smolinfer::model {
@@ -178,6 +180,54 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
 // The same arithmetic as the references above, arranged for speed: halves
 // converted a row at a time, the sums as row operations.
 
+#if defined(__F16C__) && defined(__FMA__)
+namespace {
+
+// x rounded to half and back, eight lanes (ggml's store and load of VKQ16).
+inline __m256 round_to_half(__m256 x) {
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// The chunk path's walk over positions for each of n_q heads, the half
+// accumulator held as floats that are halves (head_dim a multiple of 8).
+void chunk_rows_f16c(const KvCache& cache, int layer, int off, int hd, int n, const float* scores, float scale, int n_q,
+                     float* out) {
+    __m256 acc[kMaxHeadDim / 8];
+    const int blocks = hd / 8;
+    for (int g = 0; g < n_q; ++g) {
+        const float* sg = scores + size_t(g) * size_t(n);
+        float m = -INFINITY;
+        float sum = 0.0f;
+        for (int b = 0; b < blocks; ++b) acc[b] = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+            const float s = sg[j] * scale;
+            float ms = 1.0f;
+            float vs = 1.0f;
+            if (s > m) {
+                const float m_old = m;
+                m = s;
+                ms = std::exp(m_old - m);
+                const __m256 vms = _mm256_set1_ps(ms);
+                for (int b = 0; b < blocks; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
+            } else {
+                vs = std::exp(s - m);
+            }
+            const uint16_t* v = cache.v_row(layer, j) + off;
+            const __m256 vvs = _mm256_set1_ps(vs);
+            for (int b = 0; b < blocks; ++b) {
+                const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
+                acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
+            }
+            sum = sum * ms + vs;
+        }
+        const __m256 inv = _mm256_set1_ps(sum == 0.0f ? 0.0f : 1.0f / sum);
+        for (int b = 0; b < blocks; ++b) _mm256_storeu_ps(out + size_t(g) * size_t(hd) + size_t(8 * b), _mm256_mul_ps(acc[b], inv));
+    }
+}
+
+}  // namespace
+#endif
+
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
                         const float* q, float* out, float* scratch, bool fused, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
@@ -192,6 +242,12 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
     kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
 
+#if defined(__F16C__) && defined(__FMA__)
+    if (hd % 8 == 0 && fused) {
+        chunk_rows_f16c(cache, layer, off, hd, n, scores, scale, n_q, out);
+        return;
+    }
+#endif
     uint16_t acc[kMaxHeadDim];
     float acc32[kMaxHeadDim], v32[kMaxHeadDim];
     for (int g = 0; g < n_q; ++g) {

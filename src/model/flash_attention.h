@@ -72,7 +72,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
 void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
                         const int* pos, const float* q, float* out, size_t q_stride, float* scratch, bool fused = true);
 
-constexpr int kFlashTokensPerCall = 16;
+constexpr int kFlashTokensPerCall = 64;
 
 inline size_t flash_tiled_scratch_floats(int head_dim, int group) {
     const size_t rows = size_t(kFlashTokensPerCall) * size_t(group);

@@ -138,17 +138,19 @@ void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPat
         });
         return;
     }
-    // Tiled: a KV head for a run of tokens per item (their tiles of cache
-    // positions are shared). The tokens of one call share a cache.
-    constexpr int kTokensPerItem = kFlashTokensPerCall;
-    const int runs = (n + kTokensPerItem - 1) / kTokensPerItem;
+    // Tiled: a KV head for a run of tokens per item, which share the
+    // conversion of each tile of cached keys and values: runs as long as
+    // they can be while every thread still gets two items.
+    int per_item = kFlashTokensPerCall;
+    while (per_item > 8 && (n + per_item - 1) / per_item * c.n_head_kv < 2 * pool.size()) per_item /= 2;
+    const int runs = (n + per_item - 1) / per_item;
     const size_t items = size_t(runs) * size_t(c.n_head_kv);
     pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
         float* scratch = &scores_[size_t(thread) * scratch_per_thread_];
         for (size_t item = begin; item < end; ++item) {
-            const int t0 = int(item / size_t(c.n_head_kv)) * kTokensPerItem;
+            const int t0 = int(item / size_t(c.n_head_kv)) * per_item;
             const int kv = int(item % size_t(c.n_head_kv));
-            const int count = std::min(kTokensPerItem, n - t0);
+            const int count = std::min(per_item, n - t0);
             flash_attend_tiled(*row_cache_[size_t(t0)], il, shape, kv, count, &row_pos_[size_t(t0)],
                                &q_[size_t(t0) * Q], &att_[size_t(t0) * Q], Q, scratch, fused);
         }
