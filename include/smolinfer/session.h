@@ -227,7 +227,10 @@ public:
 
     // Low level: appends tokens to the sequence and returns their logits, one
     // row of n_vocab per token when all_logits, else the last token's row.
-    // The span is valid until the next call.
+    // The span is valid until the next call. One call computes what one
+    // llama_decode call of these tokens computes in llama.cpp (with flash
+    // attention the size of its 512-token micro-batches picks the arithmetic).
+    // With all_logits, at most batch() tokens.
     std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits);
     // Forgets the sequence (the KV cache is reused from position 0).
     void reset();
