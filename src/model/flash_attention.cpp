@@ -29,6 +29,37 @@ float kq_scale(const AttentionShape& shape) {
     return shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(shape.head_dim));
 }
 
+// ggml's online softmax over positions, one score at a time: the largest
+// score so far (M), the sum of exp(score - M) so far (S), and per step the
+// factor for what is summed so far (ms) and the new position's weight (vs).
+struct OnlineSoftmax {
+    float max = -INFINITY;
+    float sum = 0.0f;
+    float rescale = 1.0f;
+    float weight = 1.0f;
+
+    // Returns whether s is a new maximum (the sums so far then need
+    // `rescale`, and `weight` is 1).
+    bool next(float s) {
+        rescale = 1.0f;
+        weight = 1.0f;
+        const bool grew = s > max;
+        if (grew) {
+            const float old = max;
+            max = s;
+            rescale = std::exp(old - max);
+        } else {
+            weight = std::exp(s - max);
+        }
+        // S = S*ms + vs with two roundings, as llama.cpp's released CPU
+        // backends compute it (the compiler multiplies in the new-maximum
+        // branch and adds after the join; objdump of libggml-cpu-zen4.so).
+        sum = sum * rescale + weight;
+        return grew;
+    }
+    float inverse_sum() const { return sum == 0.0f ? 0.0f : 1.0f / sum; }
+};
+
 // y[i] = fma(a[i], b, y[i]) for i < n: vectorised by the compiler natively,
 // four lanes at a time with relaxed SIMD (fused where the worker found FMA).
 // Not `fused` (the plain SIMD128 build's fast arithmetic): the exact
@@ -76,47 +107,39 @@ void mad_half_row(uint16_t* acc, const uint16_t* v, int n, float w) {
     for (int i = 0; i < n; ++i) acc[i] = f32_to_fp16(exact_fma(fp16_to_f32(v[i]), w, fp16_to_f32(acc[i])));
 }
 
+// The chunk path's scores (ggml_vec_dot_f16 of the query rounded to half
+// with each key), n_q rows of n at the start of scratch.
+const float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q, int n,
+                          const float* q, float* scratch, const AttentionKernels& kernels) {
+    const int hd = shape.head_dim;
+    float* scores = scratch;                         // n_q x n
+    float* qh = scratch + size_t(n_q) * size_t(n);  // n_q x head_dim
+    for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
+    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
+    return scores;
+}
+
 }  // namespace
 
 void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
                             const float* q, float* out, float* scratch, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
-    const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
-    const int off = kv_head * hd;
+    const int off = first_head / (shape.n_head / shape.n_head_kv) * hd;
     const float scale = kq_scale(shape);
     const int n = pos + 1;
     const size_t N = size_t(n);
-
-    float* scores = scratch;                  // n_q x n
-    float* qh = scratch + size_t(n_q) * N;    // n_q x head_dim
-    for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
-    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, n, q, scratch, kernels);
 
     uint16_t acc[kMaxHeadDim];
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        float m = -INFINITY;  // the largest score so far
-        float sum = 0.0f;     // of exp(score - m) so far
+        OnlineSoftmax sm;
         for (int i = 0; i < hd; ++i) acc[i] = 0;
         for (int j = 0; j < n; ++j) {
-            const float s = sg[j] * scale;
-            float ms = 1.0f;  // rescales what is summed so far when the maximum grows
-            float vs = 1.0f;  // this position's weight, exp(s - m)
-            if (s > m) {
-                const float m_old = m;
-                m = s;
-                ms = std::exp(m_old - m);
-                scale_half_row(acc, hd, ms);
-            } else {
-                vs = std::exp(s - m);
-            }
-            mad_half_row(acc, cache.v_row(layer, j) + off, hd, vs);
-            // llama.cpp's S = S*ms + vs: two roundings in its released CPU
-            // backends (the compiler multiplies in the new-maximum branch and
-            // adds after the join; objdump of libggml-cpu-zen4.so).
-            sum = sum * ms + vs;
+            if (sm.next(sg[j] * scale)) scale_half_row(acc, hd, sm.rescale);
+            mad_half_row(acc, cache.v_row(layer, j) + off, hd, sm.weight);
         }
-        const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+        const float inv = sm.inverse_sum();
         for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = fp16_to_f32(acc[i]) * inv;
     }
 }
@@ -196,31 +219,21 @@ void chunk_rows_f16c(const KvCache& cache, int layer, int off, int hd, int n, co
     const int blocks = hd / 8;
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * size_t(n);
-        float m = -INFINITY;
-        float sum = 0.0f;
+        OnlineSoftmax sm;
         for (int b = 0; b < blocks; ++b) acc[b] = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-            const float s = sg[j] * scale;
-            float ms = 1.0f;
-            float vs = 1.0f;
-            if (s > m) {
-                const float m_old = m;
-                m = s;
-                ms = std::exp(m_old - m);
-                const __m256 vms = _mm256_set1_ps(ms);
+            if (sm.next(sg[j] * scale)) {
+                const __m256 vms = _mm256_set1_ps(sm.rescale);
                 for (int b = 0; b < blocks; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
-            } else {
-                vs = std::exp(s - m);
             }
             const uint16_t* v = cache.v_row(layer, j) + off;
-            const __m256 vvs = _mm256_set1_ps(vs);
+            const __m256 vvs = _mm256_set1_ps(sm.weight);
             for (int b = 0; b < blocks; ++b) {
                 const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
                 acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
             }
-            sum = sum * ms + vs;
         }
-        const __m256 inv = _mm256_set1_ps(sum == 0.0f ? 0.0f : 1.0f / sum);
+        const __m256 inv = _mm256_set1_ps(sm.inverse_sum());
         for (int b = 0; b < blocks; ++b) _mm256_storeu_ps(out + size_t(g) * size_t(hd) + size_t(8 * b), _mm256_mul_ps(acc[b], inv));
     }
 }
@@ -231,16 +244,11 @@ void chunk_rows_f16c(const KvCache& cache, int layer, int off, int hd, int n, co
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
                         const float* q, float* out, float* scratch, bool fused, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
-    const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
-    const int off = kv_head * hd;
+    const int off = first_head / (shape.n_head / shape.n_head_kv) * hd;
     const float scale = kq_scale(shape);
     const int n = pos + 1;
     const size_t N = size_t(n);
-
-    float* scores = scratch;                // n_q x n
-    float* qh = scratch + size_t(n_q) * N;  // n_q x head_dim
-    for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
-    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, n, q, scratch, kernels);
 
 #if defined(__F16C__) && defined(__FMA__)
     if (hd % 8 == 0 && fused) {
@@ -252,30 +260,20 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     float acc32[kMaxHeadDim], v32[kMaxHeadDim];
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        float m = -INFINITY;
-        float sum = 0.0f;
+        OnlineSoftmax sm;
         for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
         for (int j = 0; j < n; ++j) {
-            const float s = sg[j] * scale;
-            float ms = 1.0f;
-            float vs = 1.0f;
-            if (s > m) {
-                const float m_old = m;
-                m = s;
-                ms = std::exp(m_old - m);
-                for (int i = 0; i < hd; ++i) acc32[i] *= ms;
+            if (sm.next(sg[j] * scale)) {
+                for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
                 quant::f32_to_fp16_row(acc32, acc, size_t(hd));
                 quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-            } else {
-                vs = std::exp(s - m);
             }
             quant::fp16_to_f32_row(cache.v_row(layer, j) + off, v32, size_t(hd));
-            fma_row(acc32, v32, vs, hd, fused);
+            fma_row(acc32, v32, sm.weight, hd, fused);
             quant::f32_to_fp16_row(acc32, acc, size_t(hd));
             quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-            sum = sum * ms + vs;
         }
-        const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+        const float inv = sm.inverse_sum();
         for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = acc32[i] * inv;
     }
 }
