@@ -60,6 +60,31 @@ struct OnlineSoftmax {
     float inverse_sum() const { return sum == 0.0f ? 0.0f : 1.0f / sum; }
 };
 
+// The tiled path's softmax step over one tile of kFlashTileKv scores (-inf
+// where masked), as ggml's: the tile's maximum joins the running one, the
+// scores become weights exp(score - max) (ggml_vec_soft_max_f32: 16 lanes
+// at a time, their sums added in double) and are added to the running sum.
+// Returns the factor the sums so far take (1 when the maximum held; the
+// running sum has it already).
+float tile_softmax(float* w, float& max, float& sum) {
+    float tile_max = -INFINITY;
+    for (int tk = 0; tk < kFlashTileKv; ++tk) tile_max = tile_max > w[tk] ? tile_max : w[tk];
+    const float m_new = std::fmax(max, tile_max);
+    float rescale = 1.0f;
+    if (m_new > max) {
+        rescale = std::exp(max - m_new);
+        sum *= rescale;
+    }
+    max = m_new;
+    double tile_sum = 0.0;
+    for (int c = 0; c < kFlashTileKv; c += 16) {
+        for (int l = 0; l < 16; ++l) w[c + l] = exp_approx(w[c + l] - m_new);
+        tile_sum += double(quant::hsum16(w + c));
+    }
+    sum = float(double(sum) + tile_sum);
+    return rescale;
+}
+
 // y[i] = fma(a[i], b, y[i]) for i < n: vectorised by the compiler natively,
 // four lanes at a time with relaxed SIMD (fused where the worker found FMA).
 // Not `fused` (the plain SIMD128 build's fast arithmetic): the exact
@@ -172,22 +197,10 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
                     for (int i = 0; i < hd; ++i) d = exact_fma(qg[i], fp16_to_f32(k[i]), d);
                     w[tk] = d * scale;
                 }
-                float tile_max = -INFINITY;
-                for (int tk = 0; tk < kFlashTileKv; ++tk) tile_max = tile_max > w[tk] ? tile_max : w[tk];
-                const float m_new = std::fmax(m, tile_max);
-                if (m_new > m) {
-                    const float ms = std::exp(m - m_new);
+                const float ms = tile_softmax(w, m, sum);
+                if (ms != 1.0f) {
                     for (int i = 0; i < hd; ++i) acc[i] *= ms;
-                    sum *= ms;
                 }
-                m = m_new;
-                // ggml_vec_soft_max_f32: 16 lanes at a time, their sums added in double.
-                double tile_sum = 0.0;
-                for (int c = 0; c < kFlashTileKv; c += 16) {
-                    for (int l = 0; l < 16; ++l) w[c + l] = exp_approx(w[c + l] - m_new);
-                    tile_sum += double(quant::hsum16(w + c));
-                }
-                sum = float(double(sum) + tile_sum);
                 for (int tk = 0; tk < valid; ++tk) {
                     const uint16_t* v = cache.v_row(layer, t0 + tk) + off;
                     for (int i = 0; i < hd; ++i) acc[i] = exact_fma(w[tk], fp16_to_f32(v[i]), acc[i]);
@@ -322,22 +335,11 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
                 for (int tk = 0; tk < T; ++tk) w[tk] = 0.0f;
                 for (int i = 0; i < hd; ++i) fma_row(w, kt + size_t(i) * T, qg[i], T, fused);
                 for (int tk = 0; tk < T; ++tk) w[tk] = tk < valid ? w[tk] * scale : -INFINITY;
-                float tile_max = -INFINITY;
-                for (int tk = 0; tk < T; ++tk) tile_max = tile_max > w[tk] ? tile_max : w[tk];
                 float* a = acc + size_t(r) * size_t(hd);
-                const float m_new = std::fmax(m[r], tile_max);
-                if (m_new > m[r]) {
-                    const float ms = std::exp(m[r] - m_new);
+                const float ms = tile_softmax(w, m[r], sum[r]);
+                if (ms != 1.0f) {
                     for (int i = 0; i < hd; ++i) a[i] *= ms;
-                    sum[r] *= ms;
                 }
-                m[r] = m_new;
-                double tile_sum = 0.0;
-                for (int c = 0; c < T; c += 16) {
-                    for (int l = 0; l < 16; ++l) w[c + l] = exp_approx(w[c + l] - m_new);
-                    tile_sum += double(quant::hsum16(w + c));
-                }
-                sum[r] = float(double(sum[r]) + tile_sum);
                 for (int tk = 0; tk < valid; ++tk) fma_row(a, vt + size_t(tk) * size_t(hd), w[tk], hd, fused);
             }
         }
