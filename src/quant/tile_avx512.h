@@ -13,4 +13,10 @@ bool available();
 // null when there is none.
 TileFn tile_for(Type weight);
 
+// The K-quant tiles (tile_kquant_avx512.cpp), or null: Q4_K in the order of
+// llama.cpp's interleaved kernels (rows8: the matrix's rows are a multiple
+// of 8), for its one-token dot or, batched, its four-token one; Q6_K in its
+// vec_dot order (not batched).
+TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
+
 }  // namespace smolinfer::quant::avx512
