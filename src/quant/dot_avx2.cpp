@@ -11,6 +11,7 @@
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/kernels.h"
 #include "quant/simd_avx2.h"
 
 namespace smolinfer::quant::avx2 {
@@ -28,7 +29,10 @@ float dot_q4_0_q8_0(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_0*>(w);
     const auto* y = static_cast<const BlockQ8_0*>(a);
     __m256 acc = _mm256_setzero_ps();
-    for (size_t i = 0; i < n / kQK32; ++i) acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
+        acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    }
     return hsum8(acc);
 }
 
@@ -37,6 +41,7 @@ float dot_q4_0_q8_0_rows8(size_t n, const void* w, const void* a) {
     const auto* y = static_cast<const BlockQ8_0*>(a);
     float acc = 0.0f;
     for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
         const int sum = hsum_i32(lane_isums_ss(codes(x[i]), load32(y[i].qs)));
         acc = std::fma(float(sum), fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d), acc);
     }
@@ -49,6 +54,7 @@ float dot_q4_1_q8_1(size_t n, const void* w, const void* a) {
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
     for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
         mins = std::fma(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), mins);
         acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_us(codes(x[i]), load32(y[i].qs)), acc);
     }
@@ -59,7 +65,10 @@ float dot_q5_0_q8_0(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ5_0*>(w);
     const auto* y = static_cast<const BlockQ8_0*>(a);
     __m256 acc = _mm256_setzero_ps();
-    for (size_t i = 0; i < n / kQK32; ++i) acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
+        acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    }
     return hsum8(acc);
 }
 
@@ -69,6 +78,7 @@ float dot_q5_1_q8_1(size_t n, const void* w, const void* a) {
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
     for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
         mins = std::fma(fp16_to_f32(x[i].m), fp16_to_f32(y[i].s), mins);
         acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_us(codes(x[i]), load32(y[i].qs)), acc);
     }
@@ -79,7 +89,10 @@ float dot_q8_0_q8_0(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ8_0*>(w);
     const auto* y = static_cast<const BlockQ8_0*>(a);
     __m256 acc = _mm256_setzero_ps();
-    for (size_t i = 0; i < n / kQK32; ++i) acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    for (size_t i = 0; i < n / kQK32; ++i) {
+        prefetch_ahead(x + i, sizeof(x[i]));
+        acc = _mm256_fmadd_ps(scale(x[i], y[i]), lane_sums_ss(codes(x[i]), load32(y[i].qs)), acc);
+    }
     return hsum8(acc);
 }
 

@@ -18,5 +18,7 @@ TileFn tile_for(Type weight);
 // of 8), for its one-token dot or, batched, its four-token one; Q6_K in its
 // vec_dot order (not batched).
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
+// One-token dots of the same formats and orders, or null.
+DotFn kquant_dot_for(Type weight, bool rows8);
 
 }  // namespace smolinfer::quant::avx512

@@ -20,6 +20,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -281,11 +282,124 @@ void tile_q6_K(size_t n, const Tile& tile) {
     }
 }
 
+// ---------------------------------------------------------------- one token
+//
+// A single token's dot streams a row of the matrix once: each block is read
+// from memory and used once, so there is nothing to share and the work per
+// block must stay below the time its bytes take to arrive (decoding a
+// 1.7B-shaped Q4_K_M model, the AVX2 dots were compute-bound at 0.7x the
+// speed of llama.cpp's). These use the whole register width per block.
+
+// A Q4_K block's 6-bit scales and mins (k_scale_min in blocks.h), 8 bytes
+// each, by whole-word masks and shifts.
+inline void q4_K_scales_mins(const uint8_t* q, uint64_t* scales, uint64_t* mins) {
+    uint32_t u[3];
+    std::memcpy(u, q, 12);
+    const uint32_t s_hi = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+    *scales = uint64_t(u[0] & 0x3f3f3f3fu) | (uint64_t(s_hi) << 32);
+    *mins = uint64_t(u[1] & 0x3f3f3f3fu) | (uint64_t(m_hi) << 32);
+}
+
+// dot_q4_K_q8_K_rows8: per block one integer total of scale * code *
+// activation and one of min * (group sum of the activations). The codes
+// times the activations in 16-bit pairs (VPMADDUBSW), then times the
+// group's scale into 32-bit lanes (VPDPWSSD), over the whole block; both
+// totals come out of one shared reduction.
+float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const BlockQ4_K*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(a);
+    // Pair j's 64 values: the low nibbles of qs[32j..] in the low half, the high in the high.
+    const __m512i nibble_shift = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(4));
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    // 16-bit lanes 0-15 take scale 2j, 16-31 scale 2j + 1.
+    const __m512i scale_step = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(1));
+    float acc = 0.0f, acc_min = 0.0f;
+    for (size_t i = 0; i < n / kQK256; ++i) {
+        prefetch_ahead(x + i, sizeof(BlockQ4_K));
+        uint64_t sc, mn;
+        q4_K_scales_mins(x[i].scales, &sc, &mn);
+        const __m512i scales = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(_mm_cvtsi64_si128(int64_t(sc))));
+        __m512i scaled = _mm512_setzero_si512();
+        for (int j = 0; j < 4; ++j) {
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * j)));
+            const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, nibble_shift), m4);
+            const __m512i act = _mm512_loadu_si512(y[i].qs + 64 * j);
+            const __m512i pick = _mm512_add_epi16(_mm512_set1_epi16(int16_t(2 * j)), scale_step);
+            scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes, act), _mm512_permutexvar_epi16(pick, scales));
+        }
+        // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
+        const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
+        const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)),
+                                               _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));
+        const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(scaled), _mm512_extracti64x4_epi64(scaled, 1));
+        // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 ... | s4567 m4567 ...]
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s8, mins), _mm256_setzero_si256());
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        const float yd = y[i].d;
+        acc = std::fma(float(_mm_cvtsi128_si32(t)), _cvtsh_ss(x[i].d) * yd, acc);
+        acc_min = std::fma(float(_mm_extract_epi32(t, 1)), _cvtsh_ss(x[i].dmin) * yd, acc_min);
+    }
+    return acc - acc_min;
+}
+
+// dot_q6_K_q8_K: 8 integer lanes per block (two 32-value slices a register,
+// folded at the end of the block), the bias of 32 through the activation
+// sums, one fused multiply-add per lane by d, hsum8 at the end.
+float dot_q6_K(size_t n, const void* w, const void* a) {
+    const auto* x = static_cast<const BlockQ6_K*>(w);
+    const auto* y = static_cast<const BlockQ8_K*>(a);
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
+    // Slices 4h + 0 and 4h + 1 take qh's bits 0-1 and 2-3; 4h + 2 and 4h + 3 bits 4-5 and 6-7.
+    const __m512i shift_a = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(2));
+    const __m512i shift_b = _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi16(4), _mm512_set1_epi16(6));
+    // 16-bit lanes 0-7, 8-15, 16-23, 24-31 of a register: scales 2c + 0, 1, 2, 3.
+    const __m512i scale_step = _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
+                                                0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0);
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t i = 0; i < n / kQK256; ++i) {
+        prefetch_ahead(x + i, sizeof(BlockQ6_K));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
+        const __m512i sc = _mm512_zextsi256_si512(sc16);
+        __m512i lanes = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(x[i].ql + 64 * h);
+            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh + 32 * h)));
+            const __m512i pair[2] = {
+                _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_a), m2), 4)),
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_b), m2), 4)),
+            };
+            for (int p = 0; p < 2; ++p) {
+                const int c = 4 * h + 2 * p;  // slices c and c + 1; scales 2c .. 2c + 3
+                const __m512i pick = _mm512_add_epi16(_mm512_set1_epi16(int16_t(2 * c)), scale_step);
+                const __m512i act = _mm512_loadu_si512(y[i].qs + 32 * c);
+                lanes = _mm512_dpwssd_epi32(lanes, _mm512_maddubs_epi16(pair[p], act), _mm512_permutexvar_epi16(pick, sc));
+            }
+        }
+        const __m256i folded = _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
+        const __m256i bias = _mm256_slli_epi32(
+            _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)), sc16), 5);
+        const float d = y[i].d * _cvtsh_ss(x[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(folded, bias)), acc);
+    }
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
 }  // namespace
 
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched) {
     if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K<1>;
     if (weight == Type::Q6_K && !batched) return tile_q6_K;
+    return nullptr;
+}
+
+DotFn kquant_dot_for(Type weight, bool rows8) {
+    if (weight == Type::Q4_K && rows8) return dot_q4_K_rows8;
+    if (weight == Type::Q6_K) return dot_q6_K;
     return nullptr;
 }
 
@@ -295,6 +409,7 @@ TileFn kquant_tile_for(Type weight, bool rows8, bool batched) {
 
 namespace smolinfer::quant::avx512 {
 TileFn kquant_tile_for(Type, bool, bool) { return nullptr; }
+DotFn kquant_dot_for(Type, bool) { return nullptr; }
 }  // namespace smolinfer::quant::avx512
 
 #endif
