@@ -28,14 +28,7 @@ inline __m512 load_half16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// quant::hsum16: lanes i and i+8 first, then hsum8's tree.
-inline float hsum16(__m512 v) {
-    const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(t, 1), _mm256_castps256_ps128(t));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
+using avx512::hsum16;
 
 // ggml_vec_dot_f16's reduction of its four accumulators.
 inline float reduce4(const __m512 a[4]) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "model/exp_approx.h"
+#include "model/flash_tile.h"
 #include "quant/exact_fma.h"
 #include "quant/fp16.h"
 #include "quant/lanes.h"
@@ -315,6 +316,8 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
     int last = 0;
     for (int t = 0; t < n_tokens; ++t) last = std::max(last, pos[t]);
     float key[kMaxHeadDim];
+    // A token's heads at once, where there is a form for this CPU and shape.
+    const FlashTileRowsFn token_rows = fused ? flash_tile_rows_avx512(hd, group) : nullptr;
     for (int t0 = 0; t0 <= last; t0 += T) {
         const int kv = std::min(T, last + 1 - t0);
         for (int tk = 0; tk < T; ++tk) {
@@ -329,6 +332,12 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
         for (int t = 0; t < n_tokens; ++t) {
             if (pos[t] < t0) continue;
             const int valid = std::min(T, pos[t] + 1 - t0);
+            if (token_rows) {
+                const int r = t * group;
+                token_rows(kt, vt, q + size_t(t) * q_stride + size_t(kv_head * group) * size_t(hd), scale, valid, m + r,
+                           sum + r, acc + size_t(r) * size_t(hd));
+                continue;
+            }
             for (int g = 0; g < group; ++g) {
                 const int r = t * group + g;
                 const float* qg = q + size_t(t) * q_stride + size_t(kv_head * group + g) * size_t(hd);

@@ -30,6 +30,15 @@ inline __m512 exp_approx16(__m512 x) {
     return _mm512_mask_blend_ps(out_of_range, res, alt);
 }
 
+// quant::hsum16 (lanes.h): lanes i and i+8 first, then hsum8's tree.
+inline float hsum16(__m512 v) {
+    const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(t, 1), _mm256_castps256_ps128(t));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
 inline __m512 silu_approx16(__m512 x) {
     const __m512 e = exp_approx16(_mm512_sub_ps(_mm512_setzero_ps(), x));
     return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));

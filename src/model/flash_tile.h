@@ -1,0 +1,21 @@
+// Faster forms of one step of the tiled flash-attention path
+// (flash_attention.cpp), for the query heads of one token against one tile
+// of kFlashTileKv positions, bit-identical to the portable form there.
+#pragma once
+
+#include "model/flash_attention.h"
+
+namespace smolinfer::model {
+
+// kt: the tile's keys transposed (kt[i * kFlashTileKv + tk]), vt its values
+// (vt[tk * head_dim + i]); q: the rows' queries, head_dim floats each,
+// consecutive; positions tk >= valid are masked. Updates each row's running
+// maximum, sum and head_dim sums (acc, consecutive rows).
+using FlashTileRowsFn = void (*)(const float* kt, const float* vt, const float* q, float scale, int valid, float* max,
+                                 float* sum, float* acc);
+
+// The AVX-512 form for this head size and number of rows, or null when this
+// build or CPU has none.
+FlashTileRowsFn flash_tile_rows_avx512(int head_dim, int n_rows);
+
+}  // namespace smolinfer::model
