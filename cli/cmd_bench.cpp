@@ -102,7 +102,9 @@ double measure_sequences(Session& session, const BenchFlags& f, sample::Rng& rng
 int run(const BenchFlags& f) {
     ModelFlags mf = f.model;
     mf.context = f.depth + std::max(f.n_prompt, f.n_gen + 8) + 1 + (f.grammar.empty() ? 0 : 256);
-    auto session = mf.open(std::max(1, f.n_prompt));
+    // Batches as large as the prompt, and as llama.cpp's micro-batch for the
+    // depth fill (untimed, but one token at a time it took minutes at 4096).
+    auto session = mf.open(std::max({1, f.n_prompt, std::min(f.depth, 512)}));
     const int n_vocab = session->info().n_vocab;
 
     // Arbitrary but fixed tokens: the speed does not depend on which.
