@@ -16,7 +16,9 @@
 //   BENCH_QUICK=1     a smoke run: one repetition, the report to build/bench/RESULTS-quick.md
 //   BENCH_REPS        repetitions per measurement (default 5 native, 3 browser; the median is reported)
 //   BENCH_THREADS     thread counts (default 1,2)
-//   BENCH_PARTS       any of native,browser,roofline,serve (default all four)
+//   BENCH_PARTS       any of native,browser,roofline,serve,contention,depth,large (default all)
+//   BENCH_DEPTH       the depth part's context already filled (default 4096)
+//   BENCH_LARGE_MODEL the large part's 1.7B-shaped file (bench/run makes it)
 //   BENCH_PROMPT, BENCH_GEN   prefill and decode token counts (default 128, 128)
 //   BENCH_WLLAMA_FA_AUTO=1    also run wllama with flash attention on ("auto", llama.cpp's default)
 //   BENCH_SETTLE_SECONDS      wait at most this long for the load average to fall below 0.5 first (default 120, quick 0)
@@ -29,6 +31,8 @@ import { fileURLToPath } from "node:url";
 import { describeMachine, llamaBuild, loadavg } from "./machine.mjs";
 import { envInt } from "./env_int.mjs";
 import { runContention } from "./contention.mjs";
+import { runDepth } from "./depth.mjs";
+import { runLarge } from "./large.mjs";
 import { runNative } from "./native.mjs";
 import { report } from "./report.mjs";
 import { measureRoofline } from "./roofline.mjs";
@@ -52,7 +56,9 @@ function readConfig() {
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention"])),
+    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large"])),
+    depth: positiveInt("BENCH_DEPTH", 4096),
+    largeModel: env.BENCH_LARGE_MODEL ?? "",
     prompt: positiveInt("BENCH_PROMPT", 128),
     gen: positiveInt("BENCH_GEN", 128),
     wllamaFaAuto: env.BENCH_WLLAMA_FA_AUTO === "1",
@@ -64,8 +70,11 @@ function readConfig() {
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  for (const p of config.parts) if (!["native", "browser", "roofline", "serve", "contention"].includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
-  if ((config.parts.has("native") || config.parts.has("contention")) && !config.llamaBench) throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
+  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large"];
+  for (const p of config.parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
+  if (["native", "contention", "depth", "large"].some((p) => config.parts.has(p)) && !config.llamaBench) {
+    throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
+  }
   if (config.parts.has("serve") && !config.serve.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it)");
   return config;
 }
@@ -91,7 +100,8 @@ machine.llamaBuild = llamaBuild(config.llamaBench || (config.parts.has("serve") 
 log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart}`);
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
-const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, llamaModelSize: {}, llamaCommit: "", chromium: "" };
+const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null,
+  llamaModelSize: {}, llamaCommit: "", chromium: "" };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
 const parts = {
@@ -103,6 +113,8 @@ const parts = {
     results.errors.push(...results.serve.errors);
     results.llamaCommit ||= results.serve.llamaCommit;
   },
+  depth: async () => (results.depth = runDepth(config, log)),
+  large: async () => (results.large = await runLarge(config, log)),
   // Last: it loads every core on purpose.
   contention: async () => (results.contention = await runContention(config, log)),
 };
