@@ -55,9 +55,11 @@ constexpr int kTilePrefetchRows = 4;
 // 1.7B-shaped Q4_K_M model at 1 thread went from 0.94x to 1.06-1.15x
 // llama.cpp's with this). A dot calls it for each block it starts, asking
 // for `bytes` (a block's size, rounded up to lines) kDotPrefetchDistance
-// bytes ahead: several blocks of the row or the next rows. Prefetches never
-// fault, so past the matrix's end they are harmless (integer address).
-constexpr size_t kDotPrefetchDistance = 2048;
+// bytes ahead: several blocks of the row or the next rows (4 KiB decoded
+// the 1.7B shape 3-25% faster than 2 KiB, like 8 KiB, in interleaved runs).
+// Prefetches never fault, so past the matrix's end they are harmless
+// (integer address).
+constexpr size_t kDotPrefetchDistance = 4096;
 inline void prefetch_ahead(const void* block, size_t bytes) {
     const uintptr_t at = reinterpret_cast<uintptr_t>(block) + kDotPrefetchDistance;
     for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(at + off));
