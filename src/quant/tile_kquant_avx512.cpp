@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "quant/blocks.h"
+#include "quant/simd_avx2.h"
 
 namespace smolinfer::quant::avx512 {
 
@@ -126,7 +127,7 @@ void tile_q4_K(size_t n, const Tile& tile) {
     thread_local std::vector<I16> isum;  // kSteps == 1: [token][scaled, minimums] of the block so far
     q8_K_sums(tile, nb, sums);
     acc.resize(2 * size_t(tile.tokens));
-    isum.resize(2 * size_t(tile.tokens));
+    if constexpr (kSteps == 1) isum.resize(2 * size_t(tile.tokens));
     thread_local Q4KBlock16 b;
 
     for (int r0 = 0; r0 < tile.rows; r0 += kLaneRows) {
@@ -156,14 +157,18 @@ void tile_q4_K(size_t n, const Tile& tile) {
                     const Q8KSums& s = sums[size_t(t) * nb + i];
                     const __m512i scaled = _mm512_add_epi32(_mm512_mullo_epi32(g_lo, s_lo), _mm512_mullo_epi32(g_hi, s_hi));
                     const __m512i mins = _mm512_dpwssd_epi32(_mm512_setzero_si512(), min_pair, _mm512_set1_epi32(s.group_pair[j]));
-                    __m512i* total = &isum[2 * size_t(t)].v;
-                    if constexpr (kSteps == 1) {
-                        total[0] = j == 0 ? scaled : _mm512_add_epi32(total[0], scaled);
-                        total[1] = j == 0 ? mins : _mm512_add_epi32(total[1], mins);
-                        if (j < 3) continue;
-                    } else {
-                        total[0] = scaled;
-                        total[1] = mins;
+                    __m512i total[2] = {scaled, mins};
+                    if constexpr (kSteps == 1) {  // the block's totals so far
+                        __m512i* so_far = &isum[2 * size_t(t)].v;
+                        if (j > 0) {
+                            total[0] = _mm512_add_epi32(so_far[0], scaled);
+                            total[1] = _mm512_add_epi32(so_far[1], mins);
+                        }
+                        if (j < 3) {
+                            so_far[0] = total[0];
+                            so_far[1] = total[1];
+                            continue;
+                        }
                     }
                     const __m512 yd = _mm512_set1_ps(s.d);
                     __m512* a = &acc[2 * size_t(t)].v;
@@ -215,29 +220,13 @@ void load_q6_K(const BlockQ6_K& x0, const BlockQ6_K& x1, Q6KBlock2& b) {
     const __m512i sc = _mm512_cvtepi8_epi16(
         _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0.scales))),
                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1.scales)), 1));
-    for (int c = 0; c < 8; ++c) {
-        const __m512i pick = _mm512_set_epi16(17 + 2 * c, 17 + 2 * c, 17 + 2 * c, 17 + 2 * c, 17 + 2 * c, 17 + 2 * c,
-                                              17 + 2 * c, 17 + 2 * c, 16 + 2 * c, 16 + 2 * c, 16 + 2 * c, 16 + 2 * c,
-                                              16 + 2 * c, 16 + 2 * c, 16 + 2 * c, 16 + 2 * c, 1 + 2 * c, 1 + 2 * c,
-                                              1 + 2 * c, 1 + 2 * c, 1 + 2 * c, 1 + 2 * c, 1 + 2 * c, 1 + 2 * c, 2 * c,
-                                              2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c);
-        b.scales[c] = _mm512_permutexvar_epi16(pick, sc);
-    }
+    // Slice c's lanes 0..3 take scale 2c, lanes 4..7 scale 2c + 1, of their row.
+    const __m512i step = _mm512_set_epi64(0x0011001100110011, 0x0011001100110011, 0x0010001000100010, 0x0010001000100010,
+                                          0x0001000100010001, 0x0001000100010001, 0, 0);
+    for (int c = 0; c < 8; ++c) b.scales[c] = _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_set1_epi16(int16_t(2 * c)), step), sc);
     b.bias = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(sc, 5));
     const __m256i dh = _mm256_set_m128i(_mm_set1_epi16(int16_t(x1.d)), _mm_set1_epi16(int16_t(x0.d)));
     b.d = _mm512_cvtph_ps(dh);
-}
-
-// ggml's hsum_float_8 of each half.
-inline void hsum8_halves(__m512 v, float* lo, float* hi) {
-    const auto h8 = [](__m256 x) {
-        __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
-        r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-        r = _mm_add_ss(r, _mm_movehdup_ps(r));
-        return _mm_cvtss_f32(r);
-    };
-    *lo = h8(_mm512_castps512_ps256(v));
-    *hi = h8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
 // dot_q6_K_q8_K for every (row, token): per block and row, 8 integer lanes
@@ -273,11 +262,10 @@ void tile_q6_K(size_t n, const Tile& tile) {
             }
         }
         for (int t = 0; t < tile.tokens; ++t) {
-            float lo, hi;
-            hsum8_halves(acc[size_t(t)].v, &lo, &hi);
+            const __m512 v = acc[size_t(t)].v;
             float* out = tile.out + size_t(t) * tile.out_stride + size_t(r);
-            out[0] = lo;
-            if (pair) out[1] = hi;
+            out[0] = avx2::hsum8(_mm512_castps512_ps256(v));
+            if (pair) out[1] = avx2::hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
         }
     }
 }
@@ -383,10 +371,7 @@ float dot_q6_K(size_t n, const void* w, const void* a) {
         const float d = y[i].d * _cvtsh_ss(x[i].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(folded, bias)), acc);
     }
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
+    return avx2::hsum8(acc);
 }
 
 }  // namespace
