@@ -5,32 +5,10 @@
 // Compared with flash attention off on both, and with each engine's default
 // (llama.cpp -fa auto, on for the CPU; smolinfer -fa on, the same
 // arithmetic), which the targets use: that is what a user of either gets.
-import { run } from "./native.mjs";
-import { median } from "./stats.mjs";
+import { llamaBench, smolinfer } from "./native.mjs";
 
 const PROMPT = 128;
 const GEN = 32;
-
-function ours(config, model, threads, depth, reps, fa) {
-  const out = run(config.smolinfer, ["bench", "-m", model, "-p", String(PROMPT), "-n", String(GEN), "-d", String(depth),
-    "-t", String(threads), "-r", String(reps), "-fa", fa, "--json"]);
-  const j = JSON.parse(out.trim().split("\n").at(-1));
-  if (j.depth !== depth) throw new Error(`smolinfer bench ran at depth ${j.depth}, not ${depth}`);
-  return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs) };
-}
-
-function theirs(config, model, threads, depth, reps) {
-  const entries = JSON.parse(run(config.llamaBench, ["-m", model, "-p", String(PROMPT), "-n", String(GEN), "-d", String(depth),
-    "-t", String(threads), "-r", String(reps), "-fa", "off,auto", "-o", "json"]));
-  const out = {};
-  for (const e of entries) {
-    const fa = e.flash_attn === 0 || e.flash_attn === false ? "off" : "auto";
-    out[fa] ??= {};
-    out[fa][e.n_gen > 0 ? "tg" : "pp"] = median(e.samples_ts ?? [e.avg_ts]);
-  }
-  for (const fa of ["off", "auto"]) if (!out[fa]?.pp || !out[fa]?.tg) throw new Error(`llama-bench -d ${depth} printed no pp/tg for -fa ${fa}`);
-  return out;
-}
 
 /** { model, depth, rows: [{ threads, ours: {off, on}, theirs: {off, auto} }] } */
 export function runDepth(config, log) {
@@ -39,8 +17,9 @@ export function runDepth(config, log) {
   const reps = config.quick ? 1 : 2;
   const rows = [];
   for (const threads of config.threads) {
-    const row = { threads, ours: {}, theirs: theirs(config, model.file, threads, depth, reps) };
-    for (const fa of ["off", "on"]) row.ours[fa] = ours(config, model.file, threads, depth, reps, fa);
+    const counts = { prompt: PROMPT, gen: GEN, threads, reps, depth };
+    const row = { threads, ours: {}, theirs: llamaBench(config.llamaBench, model.file, counts).fa };
+    for (const fa of ["off", "on"]) row.ours[fa] = smolinfer(config.smolinfer, model.file, counts, fa);
     const f = (r) => `pp${PROMPT} ${r.pp.toFixed(1)} tg${GEN} ${r.tg.toFixed(1)}`;
     log(`[depth ${model.key} d=${depth} t=${threads}] smolinfer off: ${f(row.ours.off)}, on: ${f(row.ours.on)};` +
       ` llama.cpp off: ${f(row.theirs.off)}, auto: ${f(row.theirs.auto)}`);

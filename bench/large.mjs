@@ -67,7 +67,8 @@ export async function runLarge(config, log) {
     const entries = JSON.parse(l.stdout);
     const pick = (gen) => entries.find((e) => (e.n_gen > 0) === gen);
     if (!pick(true) || !pick(false)) throw new Error("llama-bench printed no pp/tg result for the 1.7B-shaped file");
-    const theirs = { pp: median(pick(false).samples_ts), tg: median(pick(true).samples_ts), peakRss: l.peakRss };
+    const runs = (e) => e.samples_ts ?? [e.avg_ts];
+    const theirs = { pp: median(runs(pick(false))), tg: median(runs(pick(true))), peakRss: l.peakRss };
     log(`[large t=${threads}] smolinfer pp${PROMPT} ${ours.pp.toFixed(1)} tg${GEN} ${ours.tg.toFixed(1)}; ` +
       `llama.cpp pp${PROMPT} ${theirs.pp.toFixed(1)} tg${GEN} ${theirs.tg.toFixed(1)} tok/s`);
     rows.push({ threads, ours, theirs });

@@ -21,20 +21,22 @@ export function run(cmd, args) {
 
 // fa: "off" (the golden files' setting, as llama-bench -fa off) or "on"
 // (llama.cpp's default arithmetic, as llama-bench -fa auto on the CPU).
-function smolinfer(cli, model, { prompt, gen, threads, reps }, fa) {
+// depth: tokens already in the context (-d), 0 by default.
+export function smolinfer(cli, model, { prompt, gen, threads, reps, depth = 0 }, fa) {
   const out = run(cli, ["bench", "-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
-    "-r", String(reps), "-fa", fa, "--json"]);
+    "-r", String(reps), "-d", String(depth), "-fa", fa, "--json"]);
   const j = JSON.parse(out.trim().split("\n").at(-1));
   if (j.threads !== threads) throw new Error(`smolinfer bench ran ${j.threads} threads, not ${threads}`);
+  if ((j.depth ?? 0) !== depth) throw new Error(`smolinfer bench ran at depth ${j.depth}, not ${depth}`);
   return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs,
     peakRss: j.peak_rss_bytes };
 }
 
 // Flash attention off (-fa off, i.e. -fa 0: smolinfer's exact mode and the
 // golden files' setting) and auto (llama.cpp's default), in one invocation.
-function llamaBench(bin, model, { prompt, gen, threads, reps }) {
+export function llamaBench(bin, model, { prompt, gen, threads, reps, depth = 0 }) {
   const entries = JSON.parse(run(bin, ["-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
-    "-r", String(reps), "-fa", "off,auto", "-o", "json"]));
+    "-r", String(reps), "-d", String(depth), "-fa", "off,auto", "-o", "json"]));
   const out = { commit: entries[0]?.build_commit ?? "", modelSize: entries[0]?.model_size, fa: {} };
   for (const e of entries) {
     if (e.n_threads !== threads) throw new Error(`llama-bench ran ${e.n_threads} threads, not ${threads}`);
