@@ -12,11 +12,10 @@ namespace {
 // token of the batch is multiplied with them.
 constexpr int kRowTile = 16;
 // Rows [r0, r1) of w times tokens [t0, t1): with the kernel's tile when it
-// has one and there are at least two tokens, else a dot per (row, token).
-// A tile unpacks a block's codes once for several tokens; for one token the
-// row-by-row dot, which streams each row's blocks in order, decoded 1.8x
-// faster natively with the AVX-512 tiles (zen4: 107 vs 60 tokens/s, make
-// bench); the WebAssembly tiles serve one token too (tile_min_tokens).
+// has one and there are at least tile_min_tokens tokens, else a dot per
+// (row, token). A tile unpacks a block's codes once for several tokens; for
+// one token the tiles that serve it (AVX-512's and WebAssembly's 32-value
+// formats) run several rows' chains at once instead.
 void multiply(const Matrix& w, int r0, int r1, const uint8_t* act, size_t act_row, uint64_t act_id, int t0, int t1,
               quant::DotFn dot, quant::TileFn tile, int cols, float* y) {
     if (t0 >= t1) return;

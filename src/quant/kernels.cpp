@@ -120,6 +120,8 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
     if (!(rows8 && weight == Type::Q4_0)) {
         if (isa == Isa::Avx512Vnni) {
             k->tile = avx512::tile_for(weight);
+            // Their tiles run several rows' chains at once for one token too.
+            if (k->tile) k->tile_min_tokens = 1;
             if (!k->tile) k->tile = avx512::kquant_tile_for(weight, rows8, false);
             if (k->dot_batched) k->tile_batched = avx512::kquant_tile_for(weight, rows8, true);
             if (const DotFn dot = avx512::kquant_dot_for(weight, rows8)) k->dot = dot;

@@ -265,6 +265,85 @@ void row_pair(size_t nb, const typename F::Block* w0, const typename F::Block* w
     }
 }
 
+// One token against P row pairs at once: the same per-row chains as
+// row_pair<F, 1>, but P of them in flight. A single chain is bound by the
+// fused multiply-add's latency (one block per ~4 cycles); with several
+// independent rows the core overlaps them, and the token's codes, bias
+// and scale are loaded once for all of them.
+template <class F, int P>
+void row_pairs_one_token(size_t nb, const typename F::Block* const* w, const typename F::Act* act, const Prepared& p,
+                         float* res) {
+    constexpr size_t kBlocksPerPrefetch = std::max<size_t>(1, 64 / sizeof(typename F::Block));
+    const float* act_d = p.group_d(0);
+    const float* act_s = p.group_s(0);
+    __m512 acc[P], mins[P];
+    for (int q = 0; q < P; ++q) acc[q] = mins[q] = _mm512_setzero_ps();
+    // [d0 m0 d1 m1] (m: data of the block for formats without a minimum) ->
+    // d (or m) of row 2q in the low 8 lanes, of row 2q + 1 in the high 8.
+    const __m512i pick_d = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
+    const __m512i pick_m = _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
+    for (size_t i = 0; i < nb; ++i) {
+        // One prefetch per row for each cache line it moves through, not per block.
+        if (i % kBlocksPerPrefetch == 0) {
+            for (int r = 0; r < 2 * P; ++r) prefetch_ahead(w[r] + i, sizeof(w[r][i]));
+        }
+        const __m512i a = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i].qs)));
+        const __m512 ad = _mm512_set1_ps(act_d[i * kMaxTokens]);
+        const __m512 as = _mm512_set1_ps(act_s[i * kMaxTokens]);
+        for (int q = 0; q < P; ++q) {
+            const auto& b0 = w[2 * q][i];
+            const auto& b1 = w[2 * q + 1][i];
+            const __m512i codes = F::codes(b0, b1);
+            __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, a);
+            if constexpr (F::kBias != 0) {
+                const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.token_bias(0)[i].v));
+                sums = _mm512_sub_epi32(sums, _mm512_broadcast_i64x4(bias));
+            }
+            // Every 32-value block starts with its half-precision d (and m).
+            uint32_t dm0, dm1;
+            std::memcpy(&dm0, &b0, 4);
+            std::memcpy(&dm1, &b1, 4);
+            const __m512 dm = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128(int(dm0)), int(dm1), 1)));
+            // d = d_w * d_a, rounded to float before the fused multiply-add, as llama.cpp does.
+            const __m512 dd = _mm512_mul_ps(_mm512_permutexvar_ps(pick_d, dm), ad);
+            acc[q] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(sums), acc[q]);
+            if constexpr (F::kMin) {
+                mins[q] = _mm512_fmadd_ps(_mm512_permutexvar_ps(pick_m, dm), as, mins[q]);
+            }
+        }
+    }
+    for (int q = 0; q < P; ++q) {
+        alignas(64) float m[16];
+        _mm512_store_ps(m, mins[q]);
+        res[2 * q] = hsum8(low_half(acc[q])) + m[0];
+        res[2 * q + 1] = hsum8(high_half(acc[q])) + m[8];
+    }
+}
+
+// Rows of one token, kOneTokenPairs pairs at a time, then pairs, then an
+// odd row (paired with itself).
+constexpr int kOneTokenPairs = 2;
+
+template <class F>
+void one_token(size_t nb, const Tile& tile, const Prepared& p) {
+    using Block = typename F::Block;
+    const auto* act = reinterpret_cast<const typename F::Act*>(tile.a);
+    const auto row = [&](int r) { return reinterpret_cast<const Block*>(tile.w + size_t(std::min(r, tile.rows - 1)) * tile.w_stride); };
+    int r = 0;
+    for (; r + 2 * kOneTokenPairs <= tile.rows; r += 2 * kOneTokenPairs) {
+        const Block* w[2 * kOneTokenPairs];
+        for (int k = 0; k < 2 * kOneTokenPairs; ++k) w[k] = row(r + k);
+        row_pairs_one_token<F, kOneTokenPairs>(nb, w, act, p, tile.out + r);
+    }
+    for (; r < tile.rows; r += 2) {
+        const Block* w[2] = {row(r), row(r + 1)};
+        float res[2];
+        row_pairs_one_token<F, 1>(nb, w, act, p, res);
+        tile.out[r] = res[0];
+        if (r + 1 < tile.rows) tile.out[r + 1] = res[1];
+    }
+}
+
 template <class F>
 void tile(size_t n, const Tile& tile) {
     using Block = typename F::Block;
@@ -272,6 +351,7 @@ void tile(size_t n, const Tile& tile) {
     const size_t nb = n / kQK32;
     thread_local Prepared p;
     prepare<F>(nb, tile, p);
+    if (tile.tokens == 1) return one_token<F>(nb, tile, p);
     for (int t0 = 0; t0 < tile.tokens; t0 += kMaxTokens) {
         const int T = std::min(kMaxTokens, tile.tokens - t0);
         const Act* act[kMaxTokens];
