@@ -54,6 +54,13 @@ struct AffineFit {
 };
 AffineFit affine_fit(const float* x, size_t n, int nmax, bool offset_le_zero);
 
+// The same search for x ~ d * q, q in [lo, hi], at evenly spaced inverse
+// scales of the window rather than every code vector: the least-squares d of
+// the best vector met, of either sign (0 for an all-zero x). Much cheaper;
+// good for the seeds of a search that refines them (quantize_grid.cpp).
+// n is a multiple of 8, at most 32.
+double symmetric_grid_fit(const float* x, int n, int lo, int hi);
+
 // llama.cpp's reference choice of group scales (make_qkx2_quants for Q4_K/Q5_K,
 // make_qx_quants with rmse_type 1 for Q6_K), re-implemented. The K-quant
 // search starts from them as well as from its own fits, so the result is never

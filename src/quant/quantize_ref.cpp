@@ -41,15 +41,57 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // outside the codes.
 double encode_symmetric(const float* x, uint16_t dh, int lo, int hi, bool may_clip, int* q) {
     const float d = fp16_to_f32(dh);
+    const float inv_ok = d != 0.0f ? 1.0f : 0.0f, div = d != 0.0f ? d : 1.0f;
+    const float flo = float(lo), fhi = float(hi);
+    // Branch-free over the block, so that it vectorizes; clipping is judged
+    // after. NaN quotients go to lo, as nearest_in sends them.
+    float r_lo = 0.0f, r_hi = 0.0f;
     double err = 0.0;
     for (size_t j = 0; j < kQK32; ++j) {
-        const float r = d != 0.0f ? x[j] / d : 0.0f;
-        if (!may_clip && !(r >= float(lo) - 0.5f && r <= float(hi) + 0.5f)) return kInf;
-        q[j] = nearest_in(r, lo, hi);
-        const double e = double(x[j]) - double(float(q[j]) * d);
+        const float r = x[j] / div * inv_ok;
+        r_lo = r < r_lo ? r : r_lo;
+        r_hi = r > r_hi ? r : r_hi;
+        float c = r > flo ? r : flo;
+        c = c < fhi ? c : fhi;
+        c = std::nearbyint(c);
+        q[j] = int(c);
+        const double e = double(x[j]) - double(c * d);
         err += e * e;
     }
+    if (!may_clip && !(r_lo >= flo - 0.5f && r_hi <= fhi + 0.5f)) return kInf;
     return err;
+}
+
+// Least-squares scale for the codes q of x (0 when every code is 0).
+double least_squares_scale(const float* x, const int* q) {
+    double sxq = 0.0, sqq = 0.0;
+    for (size_t j = 0; j < kQK32; ++j) {
+        sxq += double(x[j]) * q[j];
+        sqq += double(q[j]) * q[j];
+    }
+    return sqq > 0.0 ? sxq / sqq : 0.0;
+}
+
+// Q8_0's choice: the reference's scale, or the least-squares scale of the
+// reference's codes as a half or one of its neighbours. With 255 codes the
+// exact search of quantize_symmetric lowers the rms by under 0.1% more
+// (measured on gaussian rows) at 50 times the cost. A dequantized row comes
+// back exactly: its codes under the reference's scale are its own, and their
+// least-squares scale is its own scale.
+uint16_t quantize_symmetric_refit(const float* x, int lo, int hi, float ref_d, int* q) {
+    uint16_t best = half_of(ref_d);
+    double best_err = encode_symmetric(x, best, lo, hi, true, q);
+    const uint16_t h = half_of(least_squares_scale(x, q));
+    for (const uint16_t c : {h, half_next(h, -1), half_next(h, +1)}) {
+        if (c == best) continue;
+        const double e = encode_symmetric(x, c, lo, hi, false, q);
+        if (e < best_err) {
+            best_err = e;
+            best = c;
+        }
+    }
+    encode_symmetric(x, best, lo, hi, true, q);
+    return best;
 }
 
 // The best scale (its codes in q) among the reference's and the searched
@@ -187,7 +229,7 @@ void quantize_q5_0(const float* x, BlockQ5_0* y, size_t nb) {
 void quantize_q8_0(const float* x, BlockQ8_0* y, size_t nb) {
     int q[kQK32];
     for (size_t i = 0; i < nb; ++i, x += kQK32) {
-        y[i].d = quantize_symmetric(x, -128, 127, std::fabs(signed_max(x)) / 127.0f, q);
+        y[i].d = quantize_symmetric_refit(x, -128, 127, std::fabs(signed_max(x)) / 127.0f, q);
         for (size_t j = 0; j < kQK32; ++j) y[i].qs[j] = int8_t(q[j]);
     }
 }
