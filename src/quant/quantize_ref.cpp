@@ -40,34 +40,54 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // when clipping is not allowed and some value lies more than half a step
 // outside the codes.
 double encode_symmetric(const float* x, uint16_t dh, int lo, int hi, bool may_clip, int* q) {
+    constexpr size_t kLanes = 8;
     const float d = fp16_to_f32(dh);
-    const float inv_ok = d != 0.0f ? 1.0f : 0.0f, div = d != 0.0f ? d : 1.0f;
+    const float inv = d != 0.0f ? 1.0f / d : 0.0f;
     const float flo = float(lo), fhi = float(hi);
-    // Branch-free over the block, so that it vectorizes; clipping is judged
-    // after. NaN quotients go to lo, as nearest_in sends them.
-    float r_lo = 0.0f, r_hi = 0.0f;
-    double err = 0.0;
-    for (size_t j = 0; j < kQK32; ++j) {
-        const float r = x[j] / div * inv_ok;
-        r_lo = r < r_lo ? r : r_lo;
-        r_hi = r > r_hi ? r : r_hi;
-        float c = r > flo ? r : flo;
-        c = c < fhi ? c : fhi;
-        c = std::nearbyint(c);
-        q[j] = int(c);
-        const double e = double(x[j]) - double(c * d);
-        err += e * e;
+    // Branch-free over the block with the sums in independent lanes, so that
+    // it vectorizes; clipping is judged after. A multiply by the reciprocal,
+    // not a divide: at worst a code that is a last-bit tie goes the other
+    // way. NaN quotients go to lo, as nearest_in sends them.
+    float r_lo[kLanes] = {}, r_hi[kLanes] = {};
+    double acc[kLanes] = {};
+    for (size_t j0 = 0; j0 < kQK32; j0 += kLanes) {
+        for (size_t l = 0; l < kLanes; ++l) {
+            const float r = x[j0 + l] * inv;
+            r_lo[l] = r < r_lo[l] ? r : r_lo[l];
+            r_hi[l] = r > r_hi[l] ? r : r_hi[l];
+            float c = r > flo ? r : flo;
+            c = c < fhi ? c : fhi;
+            c = std::nearbyint(c);
+            q[j0 + l] = int(c);
+            const double e = double(x[j0 + l]) - double(c * d);
+            acc[l] += e * e;
+        }
     }
-    if (!may_clip && !(r_lo >= flo - 0.5f && r_hi <= fhi + 0.5f)) return kInf;
+    float lo_all = 0.0f, hi_all = 0.0f;
+    double err = 0.0;
+    for (size_t l = 0; l < kLanes; ++l) {
+        lo_all = r_lo[l] < lo_all ? r_lo[l] : lo_all;
+        hi_all = r_hi[l] > hi_all ? r_hi[l] : hi_all;
+        err += acc[l];
+    }
+    if (!may_clip && !(lo_all >= flo - 0.5f && hi_all <= fhi + 0.5f)) return kInf;
     return err;
 }
 
 // Least-squares scale for the codes q of x (0 when every code is 0).
 double least_squares_scale(const float* x, const int* q) {
+    constexpr size_t kLanes = 8;  // independent sums, so that it vectorizes
+    double lx[kLanes] = {}, lq[kLanes] = {};
+    for (size_t j0 = 0; j0 < kQK32; j0 += kLanes) {
+        for (size_t l = 0; l < kLanes; ++l) {
+            lx[l] += double(x[j0 + l]) * q[j0 + l];
+            lq[l] += double(q[j0 + l]) * q[j0 + l];
+        }
+    }
     double sxq = 0.0, sqq = 0.0;
-    for (size_t j = 0; j < kQK32; ++j) {
-        sxq += double(x[j]) * q[j];
-        sqq += double(q[j]) * q[j];
+    for (size_t l = 0; l < kLanes; ++l) {
+        sxq += lx[l];
+        sqq += lq[l];
     }
     return sqq > 0.0 ? sxq / sqq : 0.0;
 }
@@ -83,15 +103,16 @@ uint16_t quantize_symmetric_refit(const float* x, int lo, int hi, float ref_d, i
     uint16_t best = half_of(ref_d);
     double best_err = encode_symmetric(x, best, lo, hi, true, q);
     const uint16_t h = half_of(least_squares_scale(x, q));
+    int trial[kQK32];
     for (const uint16_t c : {h, half_next(h, -1), half_next(h, +1)}) {
         if (c == best) continue;
-        const double e = encode_symmetric(x, c, lo, hi, false, q);
+        const double e = encode_symmetric(x, c, lo, hi, false, trial);
         if (e < best_err) {
             best_err = e;
             best = c;
+            std::copy(trial, trial + kQK32, q);
         }
     }
-    encode_symmetric(x, best, lo, hi, true, q);
     return best;
 }
 
