@@ -5,6 +5,7 @@
 //   make_random_model NAME OUT.gguf
 //   make_random_model --list          the family models
 //   make_random_model --list-large    SmolLM2-360M and -1.7B shapes
+//   make_random_model --list-sources  F16 sources for timing the quantizer
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -15,15 +16,18 @@
 int main(int argc, char** argv) {
     using namespace smolinfer;
     try {
-        if (argc == 2 && (std::string(argv[1]) == "--list" || std::string(argv[1]) == "--list-large")) {
-            const bool large = std::string(argv[1]) == "--list-large";
-            for (const auto& s : large ? test::large_model_specs() : test::random_model_specs()) {
+        const std::string list = argc == 2 ? argv[1] : "";
+        if (list == "--list" || list == "--list-large" || list == "--list-sources") {
+            const auto& specs = list == "--list-large"     ? test::large_model_specs()
+                                : list == "--list-sources" ? test::quantize_source_specs()
+                                                           : test::random_model_specs();
+            for (const auto& s : specs) {
                 std::printf("%s\n", s.name.c_str());
             }
             return 0;
         }
         if (argc != 3) {
-            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large\n");
+            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large | --list-sources\n");
             return 2;
         }
         const std::vector<uint8_t> bytes = test::random_model_bytes(argv[1]);

@@ -141,6 +141,14 @@ std::vector<RandomModelSpec> make_large_specs() {
     return v;
 }
 
+std::vector<RandomModelSpec> make_quantize_source_specs() {
+    RandomModelSpec s = make_large_specs().back();  // smollm2-1.7b
+    s.name = "smollm2-1.7b-f16";
+    s.file_type = 1;  // F16
+    s.embd_type = s.attn_type = s.ffn_type = s.down_type = s.output_type = Type::F16;
+    return {s};
+}
+
 // Little-endian f32 values as tensor bytes.
 std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
     std::vector<uint8_t> b(v.size() * 4);
@@ -167,8 +175,13 @@ const std::vector<RandomModelSpec>& large_model_specs() {
     return specs;
 }
 
+const std::vector<RandomModelSpec>& quantize_source_specs() {
+    static const std::vector<RandomModelSpec> specs = make_quantize_source_specs();
+    return specs;
+}
+
 const RandomModelSpec& random_model_spec(const std::string& name) {
-    for (const auto* list : {&random_model_specs(), &large_model_specs()}) {
+    for (const auto* list : {&random_model_specs(), &large_model_specs(), &quantize_source_specs()}) {
         for (const RandomModelSpec& s : *list) {
             if (s.name == name) return s;
         }

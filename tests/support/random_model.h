@@ -56,7 +56,12 @@ const std::vector<RandomModelSpec>& random_model_specs();
 // SmolLM2's vocabulary (tests/golden/large/<name>.json; not in the
 // WebAssembly golden suites: the 1.7B file is 1.1 GB).
 const std::vector<RandomModelSpec>& large_model_specs();
-// Either kind, by name.
+// Sources for timing the quantizer (scripts/quantize-report SOURCE=...): the
+// 1.7B shape with every tensor in F16, as a model is published before it is
+// quantized (3.4 GB; no golden files: random weights make generation and
+// KL divergence meaningless).
+const std::vector<RandomModelSpec>& quantize_source_specs();
+// Any kind, by name.
 const RandomModelSpec& random_model_spec(const std::string& name);
 
 // The GGUF bytes: the spec's hyper-parameters and tensors, and every
