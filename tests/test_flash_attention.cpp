@@ -61,10 +61,15 @@ TEST(FlashAttention, ChunkPathEqualsTheReference) {
         for (const int pos : {0, 1, 15, 16, 63, 64, 65, 200, 259}) {
             const std::vector<float> q = random_floats(size_t(group * s.head_dim), rng);
             for (int kv = 0; kv < s.n_head_kv; ++kv) {
-                std::vector<float> fast(q.size()), ref(q.size());
-                model::flash_attend_heads(cache, 0, shape, kv * group, group, pos, q.data(), fast.data(), scratch.data());
-                model::flash_attend_heads_ref(cache, 0, shape, kv * group, group, pos, q.data(), ref.data(), scratch.data());
-                ASSERT_TRUE(same_bits(fast, ref)) << "head_dim " << s.head_dim << " pos " << pos << " kv head " << kv;
+                // All of the group's heads, and fewer (threads split a group).
+                for (int count = 1; count <= group; ++count) {
+                    const size_t m = size_t(count * s.head_dim);
+                    std::vector<float> fast(m), ref(m);
+                    model::flash_attend_heads(cache, 0, shape, kv * group, count, pos, q.data(), fast.data(), scratch.data());
+                    model::flash_attend_heads_ref(cache, 0, shape, kv * group, count, pos, q.data(), ref.data(), scratch.data());
+                    ASSERT_TRUE(same_bits(fast, ref))
+                        << "head_dim " << s.head_dim << " pos " << pos << " kv head " << kv << " heads " << count;
+                }
             }
         }
     }

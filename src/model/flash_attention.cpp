@@ -226,29 +226,48 @@ inline __m256 round_to_half(__m256 x) {
 }
 
 // The chunk path's walk over positions for each of n_q heads, the half
-// accumulator held as floats that are halves (head_dim a multiple of 8).
-void chunk_rows_f16c(const KvCache& cache, int layer, int off, int hd, int n, const float* scores, float scale, int n_q,
+// accumulator held as floats that are halves, B registers of 8 (head_dim
+// 8 * B). A compile-time B keeps the accumulator in registers: held in an
+// array indexed at run time it went through memory at every position, and
+// each position waited for the store of the one before.
+template <int B>
+void chunk_rows_f16c(const KvCache& cache, int layer, int off, int n, const float* scores, float scale, int n_q,
                      float* out) {
-    __m256 acc[kMaxHeadDim / 8];
-    const int blocks = hd / 8;
+    constexpr int hd = 8 * B;
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * size_t(n);
         OnlineSoftmax sm;
-        for (int b = 0; b < blocks; ++b) acc[b] = _mm256_setzero_ps();
+        __m256 acc[B];
+        for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
             if (sm.next(sg[j] * scale)) {
                 const __m256 vms = _mm256_set1_ps(sm.rescale);
-                for (int b = 0; b < blocks; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
+                for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
             }
             const uint16_t* v = cache.v_row(layer, j) + off;
             const __m256 vvs = _mm256_set1_ps(sm.weight);
-            for (int b = 0; b < blocks; ++b) {
+            for (int b = 0; b < B; ++b) {
                 const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
                 acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
             }
         }
         const __m256 inv = _mm256_set1_ps(sm.inverse_sum());
-        for (int b = 0; b < blocks; ++b) _mm256_storeu_ps(out + size_t(g) * size_t(hd) + size_t(8 * b), _mm256_mul_ps(acc[b], inv));
+        for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + size_t(g) * hd + size_t(8 * b), _mm256_mul_ps(acc[b], inv));
+    }
+}
+
+// The form for a head size, or null (then the generic path runs).
+using ChunkRowsFn = void (*)(const KvCache&, int, int, int, const float*, float, int, float*);
+ChunkRowsFn chunk_rows_f16c_for(int hd) {
+    switch (hd) {
+        case 32: return chunk_rows_f16c<4>;
+        case 40: return chunk_rows_f16c<5>;
+        case 48: return chunk_rows_f16c<6>;
+        case 64: return chunk_rows_f16c<8>;
+        case 80: return chunk_rows_f16c<10>;
+        case 96: return chunk_rows_f16c<12>;
+        case 128: return chunk_rows_f16c<16>;
+        default: return nullptr;
     }
 }
 
@@ -265,8 +284,8 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     const float* scores = chunk_scores(cache, layer, shape, off, n_q, n, q, scratch, kernels);
 
 #if defined(__F16C__) && defined(__FMA__)
-    if (hd % 8 == 0 && fused) {
-        chunk_rows_f16c(cache, layer, off, hd, n, scores, scale, n_q, out);
+    if (const ChunkRowsFn rows = chunk_rows_f16c_for(hd); rows && fused) {
+        rows(cache, layer, off, n, scores, scale, n_q, out);
         return;
     }
 #endif
