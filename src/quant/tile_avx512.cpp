@@ -46,12 +46,14 @@ inline __m512i nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
     return _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
 }
 
-// The fifth bits of two Q5 blocks as 0x10 in the bytes whose bit is set.
-inline __m512i fifth_bits2(const uint8_t* qh0, const uint8_t* qh1) {
+// Two Q5 blocks' codes: the nibbles with 0x10 set in the bytes whose fifth
+// bit (qh) is set, by one masked add (a nibble is below 0x10, so adding
+// 0x10 sets that bit).
+inline __m512i with_fifth_bits2(__m512i nibbles, const uint8_t* qh0, const uint8_t* qh1) {
     uint32_t b0, b1;
     std::memcpy(&b0, qh0, 4);
     std::memcpy(&b1, qh1, 4);
-    return _mm512_maskz_mov_epi8(__mmask64(b0) | (__mmask64(b1) << 32), _mm512_set1_epi8(0x10));
+    return _mm512_mask_add_epi8(nibbles, __mmask64(b0) | (__mmask64(b1) << 32), nibbles, _mm512_set1_epi8(0x10));
 }
 
 // One block's codes as 32 unsigned bytes.
@@ -91,7 +93,7 @@ struct Q5_0 {
     static constexpr int kBias = 16;
     static constexpr bool kMin = false;
     static __m512i codes(const Block& b0, const Block& b1) {
-        return _mm512_or_si512(nibbles2(b0.qs, b1.qs), fifth_bits2(b0.qh, b1.qh));
+        return with_fifth_bits2(nibbles2(b0.qs, b1.qs), b0.qh, b1.qh);
     }
     static __m256i codes(const Block& b) { return _mm256_or_si256(nibbles1(b.qs), fifth_bits1(b.qh)); }
 };
@@ -102,7 +104,7 @@ struct Q5_1 {
     static constexpr int kBias = 0;
     static constexpr bool kMin = true;
     static __m512i codes(const Block& b0, const Block& b1) {
-        return _mm512_or_si512(nibbles2(b0.qs, b1.qs), fifth_bits2(b0.qh, b1.qh));
+        return with_fifth_bits2(nibbles2(b0.qs, b1.qs), b0.qh, b1.qh);
     }
     static __m256i codes(const Block& b) { return _mm256_or_si256(nibbles1(b.qs), fifth_bits1(b.qh)); }
 };
