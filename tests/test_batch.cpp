@@ -324,17 +324,27 @@ TEST_P(Batch, CellsOfAnotherArithmeticWouldChangeTheResult) {
     // A shared prefix that is not a multiple of the group: the first pass
     // then groups tokens differently from the fresh run's chunk (Q4_K_M);
     // with no grouped kernel (Q4_1) keeping it is exact, as the rule says.
+    // Whether the other order changes a result depends on the weights (the
+    // cache rounds keys and values to half, which often hides the last
+    // bits), so several questions are asked and one must show it.
     const std::vector<TokenId> a = chat(*session_, {{"user", "What is the capital of France?"}});
-    const std::vector<TokenId> b = chat(*session_, {{"user", "What color is the sky?"}});
-    ASSERT_NE(shared_prefix(a, b) % 4, 0u);
-    alone(a, greedy(1));
-    const Output shifted = generate(b, greedy(8));
-    EXPECT_EQ(size_t(shifted.reused), shared_prefix(a, b));
-    const Output fresh = alone(b, greedy(8));
+    bool any_differs = false;
+    for (const char* question : {"What color is the sky?", "What is the tallest mountain on Earth?",
+                                 "What does a bee make?", "What language is spoken in Brazil?"}) {
+        const std::vector<TokenId> b = chat(*session_, {{"user", question}});
+        ASSERT_NE(shared_prefix(a, b) % 4, 0u) << question;
+        alone(a, greedy(1));
+        const Output shifted = generate(b, greedy(8));
+        EXPECT_EQ(size_t(shifted.reused), shared_prefix(a, b)) << question;
+        const Output fresh = alone(b, greedy(8));
+        if (group() > 1) {
+            any_differs = any_differs || differs(fresh, shifted);
+        } else {
+            expect_same(fresh, shifted, std::string("a prefix at any token, no grouped kernel: ") + question);
+        }
+    }
     if (group() > 1) {
-        EXPECT_TRUE(differs(fresh, shifted)) << "a prefix cut inside a group";
-    } else {
-        expect_same(fresh, shifted, "a prefix at any token, no grouped kernel");
+        EXPECT_TRUE(any_differs) << "a prefix cut inside a group";
     }
 }
 
