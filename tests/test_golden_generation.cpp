@@ -30,10 +30,11 @@ constexpr double kNearTie = 0.01;
 // drift as far as between llama.cpp's own CPU builds (measured: up to 0.72
 // nats in a top-10 list, greedy choices flipping where llama.cpp's top two
 // are up to 0.30 apart; 0.36 with flash attention, whose half accumulator
-// turns last bits into whole rounding steps). Its bars
+// turns last bits into whole rounding steps; 0.54 on the Q4_K_M file of the
+// faster quantizer, chat_marker_in_text). Its bars
 // (test::fast_arithmetic()): a broken kernel is off by whole nats.
 constexpr double kFastLogprobTolerance = 1.0;
-constexpr double kFastNearTie = 0.4;
+constexpr double kFastNearTie = 0.6;
 
 // A random-weight model (a family's or a large one).
 bool family_model(const std::string& name);

@@ -45,6 +45,18 @@ const types = {
 // its parts are served.
 const splitPart = /-(\d{5})-of-(\d{5})\.gguf$/;
 const served = new Set(); // file names under /models/
+// In pieces: a cached file may be larger than one read can return (2 GiB).
+function sha256OfFile(file) {
+  const hash = crypto.createHash("sha256");
+  const buf = Buffer.alloc(16 << 20);
+  const fd = fs.openSync(file, "r");
+  try {
+    for (let n; (n = fs.readSync(fd, buf, 0, buf.length, null)) > 0; ) hash.update(buf.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest("hex");
+}
 function listModels() {
   if (!fs.existsSync(modelsDir)) return [];
   const files = fs.readdirSync(modelsDir).filter((f) => f.endsWith(".gguf")).sort();
@@ -62,7 +74,7 @@ function listModels() {
         // The engine fetches the parts by name; size and sha256 describe single files only.
         return { name: f.replace(splitPart, ""), url, parts: Number(m[2]) };
       }
-      const sha256 = crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+      const sha256 = sha256OfFile(file);
       return { name: f.replace(/\.gguf$/, ""), url, size: fs.statSync(file).size, sha256 };
     });
 }
