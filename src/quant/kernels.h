@@ -84,8 +84,8 @@ struct MatmulKernel {
     // batch of n >= 2 use dot_batched; null when `dot` serves every token.
     DotFn dot_batched = nullptr;
     int batch_group = 1;
-    // Faster whole-tile versions of dot / dot_batched for two or more tokens
-    // (the matmul uses the dot for one); null: loop over the dot.
+    // Faster whole-tile versions of dot / dot_batched for tile_min_tokens or
+    // more tokens (the matmul uses the dot for fewer); null: loop over the dot.
     TileFn tile = nullptr;
     TileFn tile_batched = nullptr;
     // Fewest tokens for which the matmul uses the tile rather than the dot.
