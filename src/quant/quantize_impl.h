@@ -63,8 +63,8 @@ double symmetric_grid_fit(const float* x, int n, int lo, int hi);
 
 // llama.cpp's reference choice of group scales (make_qkx2_quants for Q4_K/Q5_K,
 // make_qx_quants with rmse_type 1 for Q6_K), re-implemented. The K-quant
-// search starts from them as well as from its own fits, so the result is never
-// worse than the reference quantizer's on the same data.
+// search starts from them (Q6_K also from its own grid fits), so the result is
+// never worse than the reference quantizer's on the same data.
 void llama_affine_group(const float* x, int nmax, float rmin, float rdelta, int nstep, float* scale, float* min);
 float llama_symmetric_group(const float* x, int n, int nmax);
 

@@ -3,8 +3,9 @@
 // value = d*scale*q, int8 scales). Each super-block is searched from
 // llama.cpp's reference group fits and, for Q6_K, also from our own
 // least-squares group fits (symmetric_grid_fit): the group scales are
-// quantized against the super-block scale as the reference does, then improved in rounds of (1) least-squares refit of the
-// super-block scale(s) and (2) a new choice of each group's integer scale
+// quantized against the super-block scale as the reference does, then
+// improved in rounds of (1) least-squares refit of the super-block
+// scale(s) and (2) a new choice of each group's integer scale
 // (and min) near its continuous fit, every code re-rounded to the nearest.
 // Candidates are judged by the exact squared error of the values they
 // decode to; the best one is written. The llama.cpp seed's first candidate is

@@ -96,9 +96,9 @@ double least_squares_scale(const float* x, const int* q) {
 // reference's codes as a half or one of its neighbours. The exact search of
 // quantize_symmetric lowers the rms further (0.91 of llama.cpp's instead of
 // 0.98, gaussian rows with outliers) but costs 20 times as much, and with 255
-// codes that error is already far below the K-quants' that sit beside Q8_0. A dequantized row comes
-// back exactly: its codes under the reference's scale are its own, and their
-// least-squares scale is its own scale.
+// codes that error is already far below the K-quants' that sit beside Q8_0.
+// A dequantized row comes back exactly: its codes under the reference's
+// scale are its own, and their least-squares scale is its own scale.
 uint16_t quantize_symmetric_refit(const float* x, int lo, int hi, float ref_d, int* q) {
     uint16_t best = half_of(ref_d);
     double best_err = encode_symmetric(x, best, lo, hi, true, q);
