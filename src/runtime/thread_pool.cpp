@@ -25,7 +25,7 @@ int default_thread_count() {
     return n == 0 ? 1 : int(n);
 }
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads), parts_(size_t(n_threads_)) {
     threads_.reserve(size_t(n_threads_ - 1));
     for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this] { worker(); });
 }
@@ -121,10 +121,20 @@ void ThreadPool::parallel_for_dynamic(size_t n, size_t chunk, const std::functio
         if (n > 0) fn(0, 0, n);
         return;
     }
-    std::atomic<size_t> next{0};
-    run([&](int thread, int) {
-        for (size_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
-            fn(thread, begin, std::min(n, begin + chunk));
+    // Parts end on whole chunks, so only the last range of all is short.
+    const size_t n_chunks = (n + chunk - 1) / chunk;
+    const size_t T = size_t(n_threads_);
+    for (size_t i = 0; i < T; ++i) {
+        parts_[i].next.store(n_chunks * i / T * chunk, std::memory_order_relaxed);
+        parts_[i].end = std::min(n, n_chunks * (i + 1) / T * chunk);
+    }
+    // run() publishes the cursors (its epoch increment is a full barrier).
+    run([&](int share, int) {
+        for (size_t k = 0; k < T; ++k) {
+            PartCursor& part = parts_[(size_t(share) + k) % T];
+            for (size_t begin; (begin = part.next.fetch_add(chunk, std::memory_order_relaxed)) < part.end;) {
+                fn(share, begin, std::min(part.end, begin + chunk));
+            }
         }
     });
 }
