@@ -272,9 +272,6 @@ void row_pair(size_t nb, const typename F::Block* w0, const typename F::Block* w
 // fused multiply-add's latency (one block per ~4 cycles); with several
 // independent rows the core overlaps them, and the token's codes, bias
 // and scale are loaded once for all of them.
-#ifndef PFD
-#define PFD 16384
-#endif
 template <class F, int P>
 void row_pairs_one_token(size_t nb, const typename F::Block* const* w, const typename F::Act* act, const Prepared& p,
                          float* res) {

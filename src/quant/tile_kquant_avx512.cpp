@@ -300,21 +300,23 @@ float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
     // Pair j's 64 values: the low nibbles of qs[32j..] in the low half, the high in the high.
     const __m512i nibble_shift = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(4));
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    // 16-bit lanes 0-15 take scale 2j, 16-31 scale 2j + 1.
-    const __m512i scale_step = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(1));
     float acc = 0.0f, acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
         uint64_t sc, mn;
         q4_K_scales_mins(x[i].scales, &sc, &mn);
-        const __m512i scales = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(_mm_cvtsi64_si128(int64_t(sc))));
+        // The 8 scale bytes in every 64-bit lane; a byte shuffle (cheaper than
+        // a word permute) makes 16-bit lanes 0-15 scale 2j and 16-31 scale
+        // 2j + 1, index 0x80 giving the zero high bytes.
+        const __m512i scales = _mm512_set1_epi64(int64_t(sc));
         __m512i scaled = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
             const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * j)));
             const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, nibble_shift), m4);
             const __m512i act = _mm512_loadu_si512(y[i].qs + 64 * j);
-            const __m512i pick = _mm512_add_epi16(_mm512_set1_epi16(int16_t(2 * j)), scale_step);
-            scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes, act), _mm512_permutexvar_epi16(pick, scales));
+            const __m512i pick = _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi16(int16_t(0x8000 | (2 * j))),
+                                                         _mm512_set1_epi16(int16_t(0x8000 | (2 * j + 1))));
+            scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes, act), _mm512_shuffle_epi8(scales, pick));
         }
         // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
         const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
