@@ -52,9 +52,10 @@ void multiply_rows(const MatmulTarget& target, int r0, int r1, const uint8_t* ac
     multiply(w, r0, r1, act, act_row, act_id, batched, n_tokens, w.kernel.dot, w.kernel.tile, cols, target.y);
 }
 
-// Ranges of tiles taken by whichever thread is free: threads do not finish
-// together (in browsers a worker is woken late now and then), and a result
-// does not depend on which thread computes it.
+// Ranges of tiles: each thread runs its own part of the rows, then takes
+// ranges of the parts not done yet, since threads do not finish together
+// (in browsers a worker is woken late now and then); a result does not
+// depend on which thread computes it.
 size_t tile_chunk(int n_tiles, const runtime::ThreadPool& pool) {
     return std::max<size_t>(1, size_t(n_tiles) / (8 * size_t(pool.size())));
 }
