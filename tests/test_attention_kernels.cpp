@@ -10,6 +10,7 @@
 
 #include "model/attention.h"
 #include "quant/fp16.h"
+#include "support/float_bits.h"
 
 namespace smolinfer {
 namespace {
@@ -17,7 +18,8 @@ namespace {
 using model::AttentionOrder;
 using model::KvCache;
 
-constexpr uint16_t kNaN = 0x7E00;
+using test::kHalfNaN;
+using test::same_bits;
 
 // A random half, now and then a zero or a subnormal (the kernels convert
 // those another way than normal numbers).
@@ -37,8 +39,8 @@ void fill(KvCache& cache, int n_layer, int filled, std::mt19937& rng) {
     for (int l = 0; l < n_layer; ++l) {
         for (int p = 0; p < cache.n_ctx(); ++p) {
             for (int i = 0; i < cache.kv_dim(); ++i) {
-                const uint16_t k = p < filled ? random_half(rng) : kNaN;
-                const uint16_t v = p < filled ? random_half(rng) : kNaN;
+                const uint16_t k = p < filled ? random_half(rng) : kHalfNaN;
+                const uint16_t v = p < filled ? random_half(rng) : kHalfNaN;
                 cache.k(l, p)[i] = k;
                 cache.set_v(l, p, i, v);
             }
@@ -56,9 +58,6 @@ std::vector<std::pair<std::string, const model::AttentionKernels*>> simd_kernels
     return sets;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
     const auto sets = simd_kernels();

@@ -64,7 +64,7 @@ struct Request {
     GenerateOptions options;
 };
 
-GenerateOptions greedy(int max_tokens) {
+GenerateOptions greedy_logprobs(int max_tokens) {
     GenerateOptions o;
     o.max_tokens = max_tokens;
     o.sampling.temperature = 0;
@@ -74,7 +74,7 @@ GenerateOptions greedy(int max_tokens) {
 }
 
 GenerateOptions sampled(int max_tokens, uint32_t seed) {
-    GenerateOptions o = greedy(max_tokens);
+    GenerateOptions o = greedy_logprobs(max_tokens);
     o.sampling.temperature = 0.9f;
     o.sampling.seed = seed;
     return o;
@@ -85,13 +85,13 @@ std::vector<Request> requests() {
     std::string long_text;
     for (int i = 0; i < 5; ++i) long_text += "The river carries silt from the mountains to the delta, season after season. ";
     return {
-        {"What is the capital of France?", greedy(12)},
+        {"What is the capital of France?", greedy_logprobs(12)},
         {"Write a haiku about the sea.", sampled(14, 7)},
-        {"Summarize this: " + long_text, greedy(8)},
-        {"List three prime numbers.", greedy(12)},
+        {"Summarize this: " + long_text, greedy_logprobs(8)},
+        {"List three prime numbers.", greedy_logprobs(12)},
         {"Tell me a joke about computers.", sampled(10, 1234)},
-        {"Explain photosynthesis in one sentence. " + long_text.substr(0, 300), greedy(9)},
-        {"Hi", greedy(6)},
+        {"Explain photosynthesis in one sentence. " + long_text.substr(0, 300), greedy_logprobs(9)},
+        {"Hi", greedy_logprobs(6)},
     };
 }
 
@@ -249,7 +249,7 @@ TEST_P(Batch, ChatPromptsSharingTheSystemPromptReuseItAndStillEqualAlone) {
     // One sequence: each prompt can reuse only what the one before it left.
     BatchGenerator batch(*session_, 1);
     for (size_t i = 0; i < prompts.size(); ++i) {
-        const GenerateOptions options = i % 2 ? sampled(6, uint32_t(i)) : greedy(6);
+        const GenerateOptions options = i % 2 ? sampled(6, uint32_t(i)) : greedy_logprobs(6);
         const Output o = run_one(batch, prompts[i], options);
         const size_t expect = i == 0 ? 0 : expected_keep(prompts[i - 1], prompts[i]);
         EXPECT_EQ(size_t(o.reused), expect) << "prompt " << i;
@@ -266,7 +266,7 @@ TEST_P(Batch, ChatPromptsSharingTheSystemPromptReuseItAndStillEqualAlone) {
 TEST_P(Batch, AConversationGoingOnReusesThePromptNotTheDecodedAnswer) {
     const std::vector<TokenId> p1 = chat(*session_, {{"user", "Write a haiku about the sea."}});
     BatchGenerator batch(*session_, 1);
-    const Output o1 = run_one(batch, p1, greedy(10));
+    const Output o1 = run_one(batch, p1, greedy_logprobs(10));
     const std::vector<TokenId> p2 =
         chat(*session_, {{"user", "Write a haiku about the sea."}, {"assistant", o1.text}, {"user", "Another one."}});
     // Premise: the answer's cells (all but the last token, which was not
@@ -275,12 +275,12 @@ TEST_P(Batch, AConversationGoingOnReusesThePromptNotTheDecodedAnswer) {
     cells.insert(cells.end(), o1.tokens.begin(), o1.tokens.end() - 1);
     ASSERT_GT(shared_prefix(cells, p2), p1.size() + 2);
 
-    const Output o2 = run_one(batch, p2, greedy(8));
+    const Output o2 = run_one(batch, p2, greedy_logprobs(8));
     EXPECT_EQ(size_t(o2.reused), expected_keep(p1, p2));
     EXPECT_LE(size_t(o2.reused), p1.size());
     EXPECT_GT(o2.reused, 0);
-    expect_same(alone(p1, greedy(10)), o1, "first turn");
-    expect_same(alone(p2, greedy(8)), o2, "second turn, on the first turn's cells");
+    expect_same(alone(p1, greedy_logprobs(10)), o1, "first turn");
+    expect_same(alone(p2, greedy_logprobs(8)), o2, "second turn, on the first turn's cells");
 }
 
 TEST_P(Batch, ASharedPrefixAcrossChunksIsReusedAndStillEqualsAlone) {
@@ -294,13 +294,13 @@ TEST_P(Batch, ASharedPrefixAcrossChunksIsReusedAndStillEqualsAlone) {
     ASSERT_NE(common % chunk, 0u);
 
     BatchGenerator batch(*session_, 2);
-    const Output o1 = run_one(batch, p1, greedy(8));
+    const Output o1 = run_one(batch, p1, greedy_logprobs(8));
     EXPECT_EQ(batch.reused_tokens(), 0);
-    const Output o2 = run_one(batch, p2, greedy(8));
+    const Output o2 = run_one(batch, p2, greedy_logprobs(8));
     EXPECT_EQ(size_t(batch.reused_tokens()), expected_keep(p1, p2));
     EXPECT_GT(size_t(batch.reused_tokens()), chunk);
-    expect_same(alone(p1, greedy(8)), o1, "first");
-    expect_same(alone(p2, greedy(8)), o2, "second, on reused cells");
+    expect_same(alone(p1, greedy_logprobs(8)), o1, "first");
+    expect_same(alone(p2, greedy_logprobs(8)), o2, "second, on reused cells");
 }
 
 // The negative control: Session::generate keeps every cached cell the
@@ -310,15 +310,15 @@ TEST_P(Batch, ASharedPrefixAcrossChunksIsReusedAndStillEqualsAlone) {
 TEST_P(Batch, CellsOfAnotherArithmeticWouldChangeTheResult) {
     // Decoded cells (single-token arithmetic) where a fresh run reads a prompt in a batch.
     const std::vector<TokenId> p1 = chat(*session_, {{"user", "Write a haiku about the sea."}});
-    const Output o1 = alone(p1, greedy(10));
+    const Output o1 = alone(p1, greedy_logprobs(10));
     const std::vector<TokenId> p2 =
         chat(*session_, {{"user", "Write a haiku about the sea."}, {"assistant", o1.text}, {"user", "Another one."}});
-    const Output warm = generate(p2, greedy(8));
+    const Output warm = generate(p2, greedy_logprobs(8));
     ASSERT_GT(size_t(warm.reused), p1.size() + 2) << "the session should keep the answer's cells";
     // (Flash attention's short-prompt path is its single-token path, and
     // Q4_1's products have one order: there the two arithmetics coincide.)
     if (!flash() || group() > 1) {
-        EXPECT_TRUE(differs(alone(p2, greedy(8)), warm)) << "decoded cells reused as prompt cells";
+        EXPECT_TRUE(differs(alone(p2, greedy_logprobs(8)), warm)) << "decoded cells reused as prompt cells";
     }
 
     // A shared prefix that is not a multiple of the group: the first pass
@@ -333,10 +333,10 @@ TEST_P(Batch, CellsOfAnotherArithmeticWouldChangeTheResult) {
                                  "What does a bee make?", "What language is spoken in Brazil?"}) {
         const std::vector<TokenId> b = chat(*session_, {{"user", question}});
         ASSERT_NE(shared_prefix(a, b) % 4, 0u) << question;
-        alone(a, greedy(1));
-        const Output shifted = generate(b, greedy(8));
+        alone(a, greedy_logprobs(1));
+        const Output shifted = generate(b, greedy_logprobs(8));
         EXPECT_EQ(size_t(shifted.reused), shared_prefix(a, b)) << question;
-        const Output fresh = alone(b, greedy(8));
+        const Output fresh = alone(b, greedy_logprobs(8));
         if (group() > 1) {
             any_differs = any_differs || differs(fresh, shifted);
         } else {
@@ -379,17 +379,17 @@ TEST_P(Batch, CancelFreesTheSequenceAndSilencesIt) {
 
 TEST_P(Batch, BadInputIsRefusedWithoutTakingASequence) {
     BatchGenerator batch(*session_, 1);
-    GenerateOptions bad = greedy(4);
+    GenerateOptions bad = greedy_logprobs(4);
     bad.grammar = "root ::= [a-";
     EXPECT_THROW(batch.add(prompt(requests()[0]), bad), Error);
-    EXPECT_THROW(batch.add(std::vector<TokenId>{}, greedy(4)), Error);
-    EXPECT_THROW(batch.add(std::vector<TokenId>(600, 1), greedy(4)), Error);  // longer than the 512 context
-    EXPECT_THROW(batch.add(std::vector<TokenId>{1 << 30}, greedy(4)), Error);
+    EXPECT_THROW(batch.add(std::vector<TokenId>{}, greedy_logprobs(4)), Error);
+    EXPECT_THROW(batch.add(std::vector<TokenId>(600, 1), greedy_logprobs(4)), Error);  // longer than the 512 context
+    EXPECT_THROW(batch.add(std::vector<TokenId>{1 << 30}, greedy_logprobs(4)), Error);
     EXPECT_EQ(batch.running(), 0);
     EXPECT_THROW(BatchGenerator(*session_, 0), Error);
     EXPECT_THROW(BatchGenerator(*session_, 257), Error);
     // max_tokens 0: finishes at the first step with nothing generated.
-    const int id = batch.add(prompt(requests()[0]), greedy(0));
+    const int id = batch.add(prompt(requests()[0]), greedy_logprobs(0));
     const auto events = batch.step();
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].sequence, id);

@@ -49,10 +49,6 @@ void expect_error(const std::vector<std::string>& args, const std::vector<std::s
     for (const auto& p : phrases) EXPECT_NE(r.err.find(p), std::string::npos) << "missing phrase: " << p;
 }
 
-Gguf tiny() {
-    static const Bytes bytes = test::tiny_llama();
-    return Gguf::from_bytes(bytes);
-}
 
 // Writes `bytes` to a temp file named after the test case.
 class CliErrors : public ::testing::Test {

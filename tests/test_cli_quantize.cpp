@@ -16,6 +16,7 @@
 #include "support/paths.h"
 #include "support/small_tmpfs.h"
 #include "support/tiny_model.h"
+#include "support/files.h"
 
 
 namespace smolinfer {
@@ -24,14 +25,6 @@ namespace {
 using Result = test::CliResult;
 using test::slurp;
 
-std::string listing(const std::string& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    std::string s;
-    for (const auto& n : names) s += n + " ";
-    return s;
-}
 
 class CliQuantize : public ::testing::Test {
 protected:
@@ -130,7 +123,7 @@ TEST_F(CliQuantize, Succeeds) {
     const gguf::File f = gguf::File::parse(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
     EXPECT_EQ(f.metadata().get_u32("general.file_type"), 7u);
     EXPECT_EQ(f.find_tensor("blk.1.ffn_down.weight")->type(), quant::Type::Q8_0);
-    EXPECT_EQ(listing(dir_), "in.gguf out.gguf ");
+    EXPECT_EQ(test::listing(dir_), "in.gguf out.gguf ");
 
     // The result runs.
     const Result g = run({"run", "-m", out, "-p", "hello", "-n", "3", "--temp", "0", "-t", "1"});
@@ -149,7 +142,7 @@ TEST_F(CliQuantize, UnknownType) {
     const std::string in = tiny_f32();
     expect_error({"quantize", in, dir_ + "/out.gguf", "Q9_9"},
                  {"unknown quantization type 'Q9_9'", "valid:", "Q8_0", "Q4_0", "F16"});
-    EXPECT_EQ(listing(dir_), "in.gguf ");
+    EXPECT_EQ(test::listing(dir_), "in.gguf ");
 }
 
 TEST_F(CliQuantize, MissingArguments) {
@@ -161,7 +154,7 @@ TEST_F(CliQuantize, InputMissingOrNotGguf) {
                  {"cannot open '" + dir_ + "/nope.gguf'", "No such file"});
     const std::string text = write("text.gguf", {'h', 'e', 'l', 'l', 'o', '!', '!', '!'});
     expect_error({"quantize", text, dir_ + "/out.gguf", "Q8_0"}, {text + ": not a GGUF file"});
-    EXPECT_EQ(listing(dir_), "text.gguf ");
+    EXPECT_EQ(test::listing(dir_), "text.gguf ");
 }
 
 TEST_F(CliQuantize, OutputIsTheInput) {
@@ -169,7 +162,7 @@ TEST_F(CliQuantize, OutputIsTheInput) {
     const std::string before = slurp(in);
     expect_error({"quantize", in, in, "Q8_0"}, {"'" + in + "' is the input file"});
     EXPECT_EQ(slurp(in), before);
-    EXPECT_EQ(listing(dir_), "in.gguf ");
+    EXPECT_EQ(test::listing(dir_), "in.gguf ");
 }
 
 TEST_F(CliQuantize, OutputNotWritable) {
@@ -192,7 +185,7 @@ TEST_F(CliQuantize, OutputNotWritable) {
                      {"cannot write '" + locked + "/out.gguf'", "Permission denied"});
         std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
     }
-    EXPECT_EQ(listing(dir_), "in.gguf ");
+    EXPECT_EQ(test::listing(dir_), "in.gguf ");
 }
 
 // A real full disk: a 128 KB tmpfs (needs root; elsewhere the injected

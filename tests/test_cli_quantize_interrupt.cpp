@@ -16,17 +16,13 @@
 #include <vector>
 
 #include "support/paths.h"
+#include "support/files.h"
 
 extern char** environ;
 
 namespace smolinfer {
 namespace {
 
-std::string listing(const std::string& dir) {
-    std::string s;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) s += e.path().filename().string() + " ";
-    return s;
-}
 
 // The process dies of SIGINT and neither OUT nor its temporary file remains.
 TEST(CliQuantizeInterrupt, CtrlCLeavesNoFileBehind) {
@@ -58,7 +54,7 @@ TEST(CliQuantizeInterrupt, CtrlCLeavesNoFileBehind) {
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
-    EXPECT_TRUE(std::filesystem::is_empty(dir)) << "left: " << listing(dir);
+    EXPECT_TRUE(std::filesystem::is_empty(dir)) << "left: " << test::listing(dir);
     std::filesystem::remove_all(dir);
 }
 

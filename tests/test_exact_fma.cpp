@@ -15,12 +15,8 @@ namespace smolinfer {
 namespace {
 
 using test::bits;
+using test::from_bits;
 
-float from_bits(uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
 
 // a * b = 1 + 2^-11 + 2^-24 lies exactly halfway between two floats. A tiny
 // c decides the rounding; summing in double and then rounding to float

@@ -13,6 +13,7 @@
 
 #include "model/flash_attention.h"
 #include "quant/fp16.h"
+#include "support/float_bits.h"
 
 namespace smolinfer {
 namespace {
@@ -20,15 +21,16 @@ namespace {
 using model::AttentionShape;
 using model::KvCache;
 
-constexpr uint16_t kNaN = 0x7E00;
+using test::kHalfNaN;
+using test::same_bits;
 
 KvCache random_cache(int n_ctx, int kv_dim, int filled, std::mt19937& rng) {
     KvCache cache(1, n_ctx, kv_dim, KvCache::ValueLayout::Rows);
     std::normal_distribution<float> d(0.0f, 1.5f);
     for (int p = 0; p < n_ctx; ++p) {
         for (int i = 0; i < kv_dim; ++i) {
-            cache.k(0, p)[i] = p < filled ? quant::f32_to_fp16(d(rng)) : kNaN;
-            cache.v_row(0, p)[i] = p < filled ? quant::f32_to_fp16(d(rng)) : kNaN;
+            cache.k(0, p)[i] = p < filled ? quant::f32_to_fp16(d(rng)) : kHalfNaN;
+            cache.v_row(0, p)[i] = p < filled ? quant::f32_to_fp16(d(rng)) : kHalfNaN;
         }
     }
     return cache;
@@ -41,9 +43,6 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng) {
     return v;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 struct Shape {
     int n_head, n_head_kv, head_dim;

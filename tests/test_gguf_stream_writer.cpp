@@ -22,9 +22,14 @@
 #include "support/crafted_gguf.h"
 #include "support/small_tmpfs.h"
 #include "support/tiny_model.h"
+#include "support/files.h"
 
 namespace smolinfer {
 namespace {
+
+using test::fresh_dir;
+using test::listing;
+using test::slurp;
 
 using namespace test::crafted;
 using gguf::ValueType;
@@ -53,26 +58,8 @@ std::vector<uint8_t> stream(const gguf::File& f, size_t piece) {
     return sink.bytes;
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
-std::string fresh_dir(const std::string& name) {
-    const auto dir = std::filesystem::temp_directory_path() / "smolinfer-tests" /
-                     (std::to_string(::getpid()) + "-" + name);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
 
-std::string listing(const std::string& dir) {
-    std::string s;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) s += e.path().filename().string() + " ";
-    return s;
-}
 
 #define EXPECT_HAS(haystack, needle) \
     EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message: " << (haystack)

@@ -15,17 +15,11 @@
 #include "grammar/json_schema_to_gbnf.h"
 #include "smolinfer/session.h"
 #include "support/paths.h"
+#include "support/files.h"
 
 namespace smolinfer {
 namespace {
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
 
 const std::filesystem::path& schema_dir() {
     static const std::filesystem::path dir = test::golden_path("json_schema");
@@ -42,8 +36,8 @@ TEST(JsonSchemaGeneration, OurGrammarIsTheOneLlamaCppGeneratedUnder) {
     const auto golden = test::load_golden("json_schema/generation.json");
     for (const auto& c : golden["cases"]) {
         const std::string name = c["schema"];
-        EXPECT_EQ(grammar::json_schema_to_gbnf(read_file(schema_dir() / (name + ".schema.json"))),
-                  read_file(schema_dir() / (name + ".gbnf")))
+        EXPECT_EQ(grammar::json_schema_to_gbnf(test::read_file(schema_dir() / (name + ".schema.json"))),
+                  test::read_file(schema_dir() / (name + ".gbnf")))
             << name;
     }
 }
@@ -83,7 +77,7 @@ TEST(JsonSchemaGeneration, GreedyTokensUnderOurGrammarMatchLlamaCpp) {
         GenerateOptions g;
         g.max_tokens = golden["max_tokens"].get<int>();
         g.sampling.temperature = 0;
-        g.json_schema = read_file(schema_dir() / (name + ".schema.json"));
+        g.json_schema = test::read_file(schema_dir() / (name + ".schema.json"));
         const auto prompt = c["prompt_ids"].get<std::vector<TokenId>>();
         session->reset();
         const auto st = session->generate(prompt, g, {});

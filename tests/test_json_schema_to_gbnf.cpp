@@ -16,6 +16,7 @@
 #include "grammar/json_schema_to_gbnf.h"
 #include "smolinfer/error.h"
 #include "support/paths.h"
+#include "support/files.h"
 
 namespace smolinfer {
 namespace {
@@ -23,13 +24,6 @@ namespace {
 using grammar::json_object_grammar;
 using grammar::json_schema_to_gbnf;
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
 
 std::vector<std::string> golden_schema_names() {
     std::vector<std::string> names;
@@ -52,8 +46,8 @@ TEST(JsonSchemaToGbnf, SameGrammarTextAsLlamaCppForEveryGoldenSchema) {
     const std::filesystem::path dir = test::golden_path("json_schema");
     for (const std::string& name : names) {
         SCOPED_TRACE(name);
-        const std::string schema = read_file(dir / (name + ".schema.json"));
-        const std::string expected = read_file(dir / (name + ".gbnf"));
+        const std::string schema = test::read_file(dir / (name + ".schema.json"));
+        const std::string expected = test::read_file(dir / (name + ".gbnf"));
         std::string ours;
         ASSERT_NO_THROW(ours = json_schema_to_gbnf(schema));
         EXPECT_EQ(ours, expected);
@@ -62,7 +56,7 @@ TEST(JsonSchemaToGbnf, SameGrammarTextAsLlamaCppForEveryGoldenSchema) {
 
 TEST(JsonSchemaToGbnf, JsonObjectGrammarIsLlamaCppsForResponseFormatJsonObject) {
     // llama.cpp's server turns response_format {type: "json_object"} into the schema {}.
-    EXPECT_EQ(json_object_grammar(), read_file(std::filesystem::path(test::golden_path("json_schema")) / "json_object.gbnf"));
+    EXPECT_EQ(json_object_grammar(), test::read_file(std::filesystem::path(test::golden_path("json_schema")) / "json_object.gbnf"));
 }
 
 // Hand-computed: what each rule must be, independent of any golden file.

@@ -162,10 +162,6 @@ SessionOptions one_thread(int context = 0) {
     return o;
 }
 
-Gguf tiny() {
-    static const Bytes bytes = test::tiny_llama();
-    return Gguf::from_bytes(bytes);
-}
 
 Bytes f32_bytes(std::vector<float> v) {
     Bytes b(v.size() * 4);

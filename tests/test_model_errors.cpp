@@ -27,11 +27,6 @@ SessionOptions small_options() {
     return o;
 }
 
-// The tiny model as an editable file.
-Gguf tiny() {
-    static const Bytes bytes = test::tiny_llama();
-    return Gguf::from_bytes(bytes);
-}
 
 std::string open_error(const Bytes& bytes, SessionOptions o = small_options()) {
     try {

@@ -9,6 +9,7 @@
 
 #include "quant/reference.h"
 #include "support/paths.h"
+#include "support/float_bits.h"
 
 namespace smolinfer {
 namespace {
@@ -19,11 +20,7 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
     return out;
 }
 
-uint32_t bits(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
+using test::bits;
 
 class QuantGolden : public ::testing::TestWithParam<std::string> {};
 

@@ -26,9 +26,14 @@
 #include "smolinfer/session.h"
 #include "support/small_tmpfs.h"
 #include "support/tiny_model.h"
+#include "support/files.h"
 
 namespace smolinfer {
 namespace {
+
+using test::fresh_dir;
+using test::listing;
+using test::slurp;
 
 using convert::Mix;
 using quant::Type;
@@ -126,30 +131,8 @@ std::vector<convert::Mix> available_mixes() {
     return m;
 }
 
-std::string fresh_dir(const std::string& name) {
-    const auto dir = std::filesystem::temp_directory_path() / "smolinfer-tests" /
-                     (std::to_string(::getpid()) + "-" + name);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
 
-// The names in a directory, sorted, each followed by a space.
-std::string listing(const std::string& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    std::string s;
-    for (const auto& n : names) s += n + " ";
-    return s;
-}
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 void write_file(const std::string& path, const std::vector<uint8_t>& b) {
     std::ofstream out(path, std::ios::binary);

@@ -12,9 +12,12 @@
 
 #include "sample/sampler.h"
 #include "smolinfer/error.h"
+#include "support/logits.h"
 
 namespace smolinfer::sample {
 namespace {
+
+using test::logs;
 
 // Plain sampling: every filter off.
 SamplingParams plain(float temperature = 1.0f, uint64_t seed = 1) {
@@ -28,11 +31,6 @@ SamplingParams plain(float temperature = 1.0f, uint64_t seed = 1) {
     return p;
 }
 
-std::vector<float> logs(std::initializer_list<double> probs) {
-    std::vector<float> l;
-    for (const double p : probs) l.push_back(float(std::log(p)));
-    return l;
-}
 
 // Counts how often each id is drawn in n samples.
 std::vector<int> histogram(Sampler& s, const std::vector<float>& logits, int n) {

@@ -9,9 +9,12 @@
 
 #include "sample/sampler.h"
 #include "smolinfer/error.h"
+#include "support/logits.h"
 
 namespace smolinfer::sample {
 namespace {
+
+using test::logs;
 
 SamplingParams greedy() {
     SamplingParams p;
@@ -147,11 +150,6 @@ TEST(SamplerPenalties, NonFiniteFrequencyOrPresenceIsRejected) {
 
 // ---------------------------------------------------------------- log-probabilities
 
-std::vector<float> logs(std::initializer_list<double> probs, double shift = 0.0) {
-    std::vector<float> l;
-    for (const double p : probs) l.push_back(float(std::log(p) + shift));
-    return l;
-}
 
 TEST(SamplerLogprobs, GreedyIsTheFullSoftmax) {
     // Probabilities 0.2, 0.5, 0.3 given as logits shifted by +7 (softmax ignores the shift).

@@ -20,6 +20,7 @@
 #include "smolinfer/session.h"
 #include "support/paths.h"
 #include "support/tiny_model.h"
+#include "support/files.h"
 
 namespace smolinfer {
 namespace {
@@ -29,21 +30,11 @@ namespace fs = std::filesystem;
 #define EXPECT_HAS(haystack, needle) \
     EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message: " << (haystack)
 
-std::string fresh_dir(const std::string& name) {
-    const auto dir = fs::temp_directory_path() / "smolinfer-tests" / (std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir.string();
-}
 
-std::vector<uint8_t> slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::string sha256_of(const std::string& path) {
     runtime::Sha256 h;
-    h.update(slurp(path));
+    h.update(test::slurp_bytes(path));
     return h.finish_hex();
 }
 
@@ -103,7 +94,7 @@ void expect_same_runs(Session& single, Session& split) {
 
 struct TinySplit : ::testing::Test {
     void SetUp() override {
-        dir = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir = test::fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
         single = dir + "/tiny.gguf";
         std::ofstream(single, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                                       std::streamsize(bytes.size()));
@@ -149,7 +140,7 @@ TEST_F(TinySplit, PartsFromMemory) {
     auto buffers = [&](std::vector<size_t> order) {
         std::vector<Session::MallocPart> out;
         for (const size_t i : order) {
-            const auto b = slurp(parts[i]);
+            const auto b = test::slurp_bytes(parts[i]);
             auto* p = static_cast<uint8_t*>(std::malloc(b.size()));
             std::memcpy(p, b.data(), b.size());
             out.push_back({p, b.size()});
@@ -246,7 +237,7 @@ TEST_F(TinySplit, ModelSummary) {
 
 TEST(SplitModel, PartsAreTheBytesLlamaCppWrites) {
     const auto golden = test::load_golden("split/Q4_1.json");
-    const std::string dir = fresh_dir("real-bytes");
+    const std::string dir = test::fresh_dir("real-bytes");
     convert::SplitOptions o;
     o.max_tensors = golden["split_max_tensors"].get<uint64_t>();
     const auto parts = convert::split_file(test::model_path(), dir + "/smol", o);
@@ -261,7 +252,7 @@ TEST(SplitModel, PartsAreTheBytesLlamaCppWrites) {
 }
 
 TEST(SplitModel, SameLogitsAndTokensAsTheSingleFile) {
-    const std::string dir = fresh_dir("real-run");
+    const std::string dir = test::fresh_dir("real-run");
     convert::SplitOptions o;
     o.max_tensors = 100;  // 272 tensors: 3 parts
     const auto parts = convert::split_file(test::model_path(), dir + "/smol", o);

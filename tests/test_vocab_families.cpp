@@ -22,15 +22,11 @@
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
+#include "support/files.h"
 
 namespace smolinfer::text {
 namespace {
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 const Vocab& family_vocab(const std::string& name) { return test::llama_vocab(name); }
 
@@ -49,7 +45,7 @@ std::string printable(const std::string& s) {
 // the expected ids, one line of space-separated ids per string.
 std::vector<std::pair<std::string, std::vector<TokenId>>> llama_cpp_cases(const std::string& name) {
     const std::string base = "models/ggml-vocab-" + name + ".gguf";
-    const std::string inp = read_file(test::llama_source_path(base + ".inp"));
+    const std::string inp = test::read_file(test::llama_source_path(base + ".inp"));
     const std::string sep = "\n__ggml_vocab_test__\n";
     std::vector<std::string> texts;
     for (size_t pos = 0; pos < inp.size();) {

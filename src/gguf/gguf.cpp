@@ -13,7 +13,6 @@ static_assert(std::endian::native == std::endian::little, "GGUF is little-endian
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint64_t kMaxStringBytes = uint64_t(1) << 30;
 constexpr uint64_t kMaxNameBytes = 1024;
 // Counts from the file are checked against the bytes left, but reserving

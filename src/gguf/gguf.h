@@ -90,6 +90,7 @@ private:
     std::vector<std::string> order_;
 };
 
+inline constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr int kMaxDims = 4;
 inline constexpr uint64_t kDefaultAlignment = 32;
 

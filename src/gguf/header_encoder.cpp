@@ -1,10 +1,8 @@
 #include "gguf/header_encoder.h"
 
-namespace smolinfer::gguf {
+#include "gguf/gguf.h"
 
-namespace {
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF"
-}
+namespace smolinfer::gguf {
 
 std::vector<uint8_t> encode_header(uint32_t version, const MetadataEncoder& metadata,
                                    const std::vector<TensorRecord>& tensors, uint64_t alignment) {

@@ -25,7 +25,6 @@ namespace smolinfer::quant::wasm {
 
 namespace {
 
-constexpr int kMaxTokens = 4;
 constexpr int kRows = 1;
 
 // Q4_K/Q5_K's 12 bytes of 6-bit scales and minimums as 8 + 8 bytes:

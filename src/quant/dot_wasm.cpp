@@ -126,7 +126,6 @@ struct Q8_0 {
 inline uint16_t sum_of(const BlockQ8_1& a) { return a.s; }
 inline uint16_t sum_of(const BlockQ8_0&) { return 0; }
 
-constexpr int kMaxTokens = 4;  // tokens sharing one pass over a weight row
 constexpr int kChainRows = 4;  // rows whose chains share a vector (Q4_0 interleaved)
 
 // The tokens of a tile as every row needs them, prepared once per tile:

@@ -9,6 +9,9 @@
 namespace smolinfer::quant::wasm {
 
 #if defined(__wasm_simd128__)
+// Tokens whose dots share one pass over a weight row in the tiles.
+inline constexpr int kMaxTokens = 4;
+
 // Replaces k's dot and tile with this build's kernels for `isa` (WasmSimd,
 // WasmSimdFast or WasmRelaxed), where it has them; `rows8`: llama.cpp
 // interleaves the matrix's rows in eights (Q4_0, Q4_K).

@@ -16,7 +16,6 @@ namespace {
 
 constexpr int kSteps = 8;  // samples of the window, per sign (24: 0.25% lower rms, 40% slower Q6_K)
 constexpr int kLanes = 8;  // n is a multiple of it
-constexpr double kBelow = 4.0;  // window start: the largest value kBelow codes under the top, as the sweep
 
 }  // namespace
 

@@ -25,6 +25,12 @@ inline int nearest_in(double v, int lo, int hi) {
     return int(std::nearbyint(v));
 }
 
+// The window of inverse scales the searches sweep starts where the largest
+// value's code sits kBelow steps under the top code (low enough to meet the
+// grid of a row that is already quantized, whose top code may sit a step or
+// two under the limit).
+inline constexpr double kBelow = 4.0;
+
 // Scale search for x ~ d * q with integer codes q in [lo, hi] (lo < 0 < hi),
 // for a group of at most 32 values. Visits every code vector
 // q(t) = round(t * x) (clamped) met while the inverse scale t sweeps a window

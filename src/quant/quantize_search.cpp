@@ -24,13 +24,10 @@ constexpr size_t kMaxEvents = kMaxGroup * 8;
 constexpr int kRefits = 4;  // rounds of re-rounding and refitting after a sweep
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The window of inverse scales: from where the largest value's code sits
-// kBelow steps under the top code (low enough to meet the grid of a row that
-// is already quantized, whose top code may sit a step or two under the limit)
-// up to where some value would be clipped by more than half a step. Clipping
-// an outlier could lower the squared error a little further, but outliers
-// matter in a network's weights, and the gain measured was under 0.3% rms.
-constexpr double kBelow = 4.0;
+// The window of inverse scales: from kBelow (quantize_impl.h) up to where
+// some value would be clipped by more than half a step. Clipping an outlier
+// could lower the squared error a little further, but outliers matter in a
+// network's weights, and the gain measured was under 0.3% rms.
 
 // Value i's code grows by one step (away from zero) at inverse scale t > 0,
 // as one integer: the bits of t (which order like t) with the value index in

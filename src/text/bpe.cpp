@@ -3,22 +3,14 @@
 #include <queue>
 #include <string>
 
+#include "text/merge_piece.h"
 #include "text/unicode.h"
 
 namespace smolinfer::text {
 
 namespace {
 
-// A piece of the word: bytes [start, start + len), linked to its neighbours.
-// A piece merged into its left neighbour keeps len == 0.
-struct Piece {
-    size_t start;
-    size_t len;
-    int prev;
-    int next;
-};
-
-struct Candidate {
+struct RankedPair {
     int rank;
     int left;  // index of the left piece
     int right;
@@ -27,7 +19,7 @@ struct Candidate {
 
 // Lowest rank first; among equal ranks the leftmost pair.
 struct LaterFirst {
-    bool operator()(const Candidate& a, const Candidate& b) const {
+    bool operator()(const RankedPair& a, const RankedPair& b) const {
         return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
     }
 };
@@ -43,7 +35,7 @@ void bpe_encode_word(const Vocab& vocab, std::string_view word, std::vector<Toke
             return;
         }
     }
-    std::vector<Piece> pieces;
+    std::vector<MergePiece> pieces;
     for (size_t off = 0; off < word.size();) {
         const size_t len = std::min(word.size() - off, utf8_sequence_length(uint8_t(word[off])));
         const int idx = int(pieces.size());
@@ -51,7 +43,7 @@ void bpe_encode_word(const Vocab& vocab, std::string_view word, std::vector<Toke
         off += len;
     }
 
-    std::priority_queue<Candidate, std::vector<Candidate>, LaterFirst> queue;
+    std::priority_queue<RankedPair, std::vector<RankedPair>, LaterFirst> queue;
     auto text = [&](int i) { return word.substr(pieces[i].start, pieces[i].len); };
     auto propose = [&](int left, int right) {
         if (left < 0 || right < 0) return;
@@ -61,10 +53,10 @@ void bpe_encode_word(const Vocab& vocab, std::string_view word, std::vector<Toke
     for (int i = 1; i < int(pieces.size()); ++i) propose(i - 1, i);
 
     while (!queue.empty()) {
-        const Candidate c = queue.top();
+        const RankedPair c = queue.top();
         queue.pop();
-        Piece& l = pieces[c.left];
-        Piece& r = pieces[c.right];
+        MergePiece& l = pieces[c.left];
+        MergePiece& r = pieces[c.right];
         // Pieces only grow and stay adjacent to what they absorb, so a pair is
         // still current exactly when both are alive, linked, and of the
         // proposed total length.

@@ -3,22 +3,14 @@
 #include <algorithm>
 #include <queue>
 
+#include "text/merge_piece.h"
 #include "text/unicode.h"
 
 namespace smolinfer::text {
 
 namespace {
 
-// A piece of the text: bytes [start, start + len), linked to its neighbours.
-// A piece merged into its left neighbour keeps len == 0.
-struct Piece {
-    size_t start;
-    size_t len;
-    int prev;
-    int next;
-};
-
-struct Candidate {
+struct ScoredPair {
     float score;
     int left;  // index of the left piece
     int right;
@@ -27,7 +19,7 @@ struct Candidate {
 
 // Highest score first; among equal scores the leftmost pair.
 struct LowerFirst {
-    bool operator()(const Candidate& a, const Candidate& b) const {
+    bool operator()(const ScoredPair& a, const ScoredPair& b) const {
         return a.score < b.score || (a.score == b.score && a.left > b.left);
     }
 };
@@ -35,7 +27,7 @@ struct LowerFirst {
 }  // namespace
 
 void sentencepiece_encode(const Vocab& vocab, std::string_view text, std::vector<TokenId>& out) {
-    std::vector<Piece> pieces;
+    std::vector<MergePiece> pieces;
     for (size_t off = 0; off < text.size();) {
         const size_t len = std::min(text.size() - off, utf8_sequence_length(uint8_t(text[off])));
         const int idx = int(pieces.size());
@@ -43,7 +35,7 @@ void sentencepiece_encode(const Vocab& vocab, std::string_view text, std::vector
         off += len;
     }
 
-    std::priority_queue<Candidate, std::vector<Candidate>, LowerFirst> queue;
+    std::priority_queue<ScoredPair, std::vector<ScoredPair>, LowerFirst> queue;
     auto propose = [&](int left, int right) {
         if (left < 0 || right < 0) return;
         const size_t len = pieces[left].len + pieces[right].len;
@@ -55,10 +47,10 @@ void sentencepiece_encode(const Vocab& vocab, std::string_view text, std::vector
     for (int i = 1; i < int(pieces.size()); ++i) propose(i - 1, i);
 
     while (!queue.empty()) {
-        const Candidate c = queue.top();
+        const ScoredPair c = queue.top();
         queue.pop();
-        Piece& l = pieces[c.left];
-        Piece& r = pieces[c.right];
+        MergePiece& l = pieces[c.left];
+        MergePiece& r = pieces[c.right];
         // Pieces only grow by absorbing their right neighbour, so a pair is
         // still current exactly when both are alive and of the proposed length.
         if (l.len == 0 || r.len == 0 || l.len + r.len != c.len) continue;

@@ -21,18 +21,6 @@ extern char** environ;
 
 namespace smolinfer::test {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string scratch_dir() {
-    const auto dir = std::filesystem::temp_directory_path() / "smolinfer-tests";
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
 
 CliResult run_cli(const std::vector<std::string>& args, const CliOptions& options) {
     static std::atomic<int> counter = 0;

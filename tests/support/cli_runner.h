@@ -39,10 +39,5 @@ struct CliOptions {
 // `smolinfer args...`.
 CliResult run_cli(const std::vector<std::string>& args, const CliOptions& options = {});
 
-// A file's whole contents ("" if it cannot be read).
-std::string slurp(const std::string& path);
-
-// A directory for the tests' scratch files (created if missing).
-std::string scratch_dir();
-
 }  // namespace smolinfer::test
+#include "support/files.h"

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace smolinfer::test {
 
@@ -12,5 +13,18 @@ inline uint32_t bits(float f) {
     std::memcpy(&u, &f, 4);
     return u;
 }
+
+inline float from_bits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The half-precision quiet NaN (what an unwritten cache cell holds in the kernel tests).
+inline constexpr uint16_t kHalfNaN = 0x7E00;
 
 }  // namespace smolinfer::test
