@@ -48,7 +48,16 @@ PerplexityResult perplexity(Session& session, std::span<const TokenId> tokens, i
         size_t at = 0;
         while (at < chunk.size()) {
             const size_t n = std::min(chunk.size() - at, batch);
-            auto logits = session.evaluate(std::span<const TokenId>(chunk).subspan(at, n), true);
+            // Batches wholly before the scored half need no logits: their
+            // rows would go through the output matrix (a fifth of SmolLM2's
+            // weights, most of Gemma 3's) for nothing. The keys and values
+            // they leave in the cache are the same either way.
+            const bool scored = at + n > size_t(first);
+            auto logits = session.evaluate(std::span<const TokenId>(chunk).subspan(at, n), scored);
+            if (!scored) {
+                at += n;
+                continue;
+            }
             for (size_t i = 0; i < n; ++i) {
                 const size_t j = at + i;  // logits of position j predict token j + 1
                 if (int(j) < first || j + 1 >= chunk.size()) continue;

@@ -1,6 +1,10 @@
 #include "support/random_model.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -8,6 +12,8 @@
 
 #include "gguf/gguf.h"
 #include "gguf/gguf_stream_writer.h"
+#include "runtime/sha256.h"
+#include "support/files.h"
 #include "support/paths.h"
 #include "support/random_blocks.h"
 
@@ -302,6 +308,43 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
     w.finish(sink);
     return std::move(sink.bytes);
 }
+
+#ifndef __EMSCRIPTEN__
+std::string random_model_file(const std::string& name, const std::string& sha256) {
+    namespace fs = std::filesystem;
+    struct stat self {};
+    if (::stat("/proc/self/exe", &self) != 0) throw std::runtime_error("cannot stat /proc/self/exe");
+    const std::string prefix = name + "--";
+    const std::string stamp = std::to_string(self.st_size) + "-" + std::to_string(self.st_mtim.tv_sec) + "." +
+                              std::to_string(self.st_mtim.tv_nsec);
+    const fs::path dir = fs::path(scratch_dir()) / "random-models";
+    const fs::path file = dir / (prefix + sha256.substr(0, 16) + "-" + stamp + ".gguf");
+    if (fs::exists(file)) return file.string();
+
+    const std::vector<uint8_t> bytes = random_model_bytes(name);
+    runtime::Sha256 h;
+    h.update(bytes);
+    if (h.finish_hex() != sha256) {
+        throw std::runtime_error("the random " + name + " model is not the one the golden file was made from "
+                                 "(rerun scripts/golden/make-family-golden.mjs after changing tests/support/random_model.cpp)");
+    }
+    fs::create_directories(dir);
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
+    }
+    // Another test process may be writing the same file: each writes its own
+    // and renames it into place, which is atomic.
+    const fs::path tmp = dir / (".tmp-" + std::to_string(::getpid()) + "-" + prefix + ".gguf");
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    fs::rename(tmp, file);
+    return file.string();
+}
+#endif
 
 std::vector<uint8_t> random_model_bytes(const std::string& name) {
     const RandomModelSpec& spec = random_model_spec(name);

@@ -72,4 +72,14 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& spec, const gguf:
 // (llama_source_path) or the real SmolLM2 file, by spec name.
 std::vector<uint8_t> random_model_bytes(const std::string& name);
 
+// random_model_bytes(name) as a file, written once its sha256 is checked
+// against `sha256` (the golden file's) and then reused by every later test
+// process of the same test binary: the 1.7B model takes 10 s to write and
+// ctest runs each test in a process of its own. Kept under scratch_dir(),
+// named after the binary's size and modification time, so a rebuilt binary
+// (a changed generator) writes and checks it again; older copies of the
+// model are removed. Throws when the bytes are not the golden file's.
+// Native builds only (WebAssembly tests keep the bytes in memory).
+std::string random_model_file(const std::string& name, const std::string& sha256);
+
 }  // namespace smolinfer::test

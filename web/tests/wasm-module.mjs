@@ -7,8 +7,9 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
+// build: "st", "st-relaxed", "mt", "mt-relaxed" (smolinfer-<build>.js in build/wasm-st or build/wasm-mt).
 export async function loadWasm(build = "st") {
-  const dir = path.join(root, "build", `wasm-${build}`, "wasm");
+  const dir = path.join(root, "build", `wasm-${build.split("-")[0]}`, "wasm");
   globalThis.require ??= createRequire(import.meta.url);
   globalThis.__dirname ??= dir;
   const { default: factory } = await import(path.join(dir, `smolinfer-${build}.js`));
