@@ -1,7 +1,8 @@
 # smolinfer entry points. The two a newcomer needs:
 #   make serve   install what is missing, build, fetch the model, serve the demo
-#   make test    install what is missing, build, run every test
-# Others: make native, make web, make model, make golden (reference files),
+#   make test    install what is missing, build, run every test (scripts/run-tests)
+# Others: make check (the inner loop: release build, unit and kernel tests,
+# one golden file per family), make native, make web, make model, make golden (reference files),
 # make fuzz (each libFuzzer target for FUZZ_SECONDS), make soak (SOAK_SECONDS
 # of random requests, disconnects and bad bodies against `smolinfer serve`:
 # no crash, no leak, every valid request answered; bench/serve_soak.mjs),
@@ -13,7 +14,7 @@ FUZZ_SECONDS ?= 60
 # Debian's Emscripten driving clang-19 and a current wasm-opt (scripts/wasm-env).
 EMENV := scripts/wasm-env
 
-.PHONY: deps native asan wasm web model test serve golden fuzz clean
+.PHONY: deps native asan wasm web site model test check serve golden fuzz fuzz-build clean
 
 deps:
 	@scripts/install-deps
@@ -34,13 +35,22 @@ wasm:
 	$(EMENV) cmake --build --preset wasm-mt
 
 web: wasm
+	@$(MAKE) --no-print-directory site
+
+# The site in build/web/site from the WebAssembly builds already made.
+site:
 	cd web && node build.mjs
 
 model:
 	@scripts/fetch-model
 
-test: deps native asan web
+# Both print each phase's wall time and end with one summary line; run-tests
+# does the installing and building itself so that their times are measured.
+test:
 	@PRESET=$(PRESET) scripts/run-tests
+
+check:
+	@PRESET=$(PRESET) scripts/run-tests --check
 
 serve: deps web
 	@scripts/fetch-model >/dev/null
@@ -51,6 +61,10 @@ serve: deps web
 fuzz:
 	@scripts/install-deps native
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz
+
+fuzz-build:
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
 
 # Speed next to llama.cpp (native) and wllama (in Chromium) and against the
 # decode roofline: prints a table, writes bench/RESULTS.md (bench/run).
