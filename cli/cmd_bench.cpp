@@ -167,6 +167,9 @@ int run(const BenchFlags& f) {
         j["decode_tps_runs"] = tg;
         j["peak_rss_bytes"] = peak_rss;
         j["state_bytes"] = session->memory_bytes();
+        j["vocab_tokens"] = session->info().n_vocab;
+        j["vocab_load_ms"] = session->info().vocab_load_ms;
+        j["vocab_bytes"] = session->info().vocab_bytes;
         if (f.sequences > 0) {
             j["sequences"] = f.sequences;
             j["sequences_decode_tps"] = batch_tps;
@@ -196,6 +199,8 @@ int run(const BenchFlags& f) {
         }
         std::printf("peak RSS: %.1f MiB (KV cache and scratch %.1f MiB; weights mapped from the file)\n",
                     double(peak_rss) / (1 << 20), double(session->memory_bytes()) / (1 << 20));
+        std::printf("vocabulary: %d tokens, loaded in %.1f ms, %.1f MiB\n", session->info().n_vocab,
+                    session->info().vocab_load_ms, double(session->info().vocab_bytes) / (1 << 20));
     }
     return 0;
 }

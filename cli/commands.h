@@ -18,6 +18,7 @@ struct ModelFlags {
     int threads = 0;
     int context = 0;
     FlashAttention flash_attention = FlashAttention::Auto;
+    bool swa_full = false;
 
     void add(CLI::App& app, bool with_context, bool with_attention = true);
     std::unique_ptr<Session> open(int batch = SessionOptions{}.batch) const;

@@ -18,6 +18,8 @@ void ModelFlags::add(CLI::App& app, bool with_context, bool with_attention) {
     if (with_context) {
         app.add_option("-c,--ctx-size", context, "context size in tokens (default: min(4096, the model's))")
             ->check(CLI::Range(1, 1 << 20));
+        app.add_flag("--swa-full", swa_full,
+                     "sliding-window layers (Gemma 3) cache the whole context, not a ring of the window + 512");
     }
     if (with_attention) {
         app.add_option_function<std::string>(
@@ -38,6 +40,7 @@ std::unique_ptr<Session> ModelFlags::open(int batch) const {
     o.context = context;
     o.batch = batch;
     o.flash_attention = flash_attention;
+    o.swa_full = swa_full;
     auto session = Session::open_file(model, o);
     for (const std::string& w : session->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
     return session;

@@ -54,6 +54,21 @@ struct SessionOptions {
     // last bits); every other build is exact at full speed.
     bool exact = true;
     FlashAttention flash_attention = FlashAttention::Auto;
+    // Sliding-window layers (Gemma 3) keep a cache of the whole context
+    // instead of a ring of the window plus 512 positions (llama.cpp's
+    // --swa-full): more memory; a prompt sharing only its start with a much
+    // longer earlier one can then still reuse it.
+    bool swa_full = false;
+    // The thread count of the llama.cpp run to reproduce: with flash
+    // attention, llama.cpp splits the keys of a token it decodes alone
+    // between its threads once more than 256 positions are cached, so the
+    // last bits of its output depend on that count. 0: `threads`.
+    int reference_threads = 0;
+    // llama.cpp's n_ubatch of that run (512 and up): it sizes the
+    // sliding-window layers' ring (window + n_ubatch cells, padded to 256),
+    // whose cell order flash attention follows. (node-llama-cpp runs
+    // sliding-window models with n_ubatch = its batch size + 1.)
+    int reference_ubatch = 512;
 };
 
 struct ModelInfo {
@@ -72,6 +87,8 @@ struct ModelInfo {
     int n_head = 0;
     int n_head_kv = 0;
     int n_ff = 0;
+    double vocab_load_ms = 0;  // reading the vocabulary and building the tokenizer
+    uint64_t vocab_bytes = 0;  // the vocabulary's memory (Vocab::memory_bytes, an estimate)
 };
 
 struct ChatMessage {
@@ -202,6 +219,7 @@ public:
     // texts become those tokens.
     std::vector<TokenId> tokenize(std::string_view text, bool add_special = true, bool parse_special = true) const;
     // The conversation in the model's chat format, ready for generate().
+    // Throws smolinfer::Error when the file has no chat template (a base model).
     std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
     // special: render control tokens as their text.
     std::string detokenize(std::span<const TokenId> ids, bool special = false) const;

@@ -46,8 +46,9 @@ struct BatchGenerator::Impl {
         std::vector<TokenId> prompt;             // while reading it: the prompt, else empty
         uint64_t last_used = 0;                  // add() order, for picking which cache to overwrite
 
-        Sequence(const model::LlamaConfig& c, int n_ctx, model::KvCache::ValueLayout layout)
-            : cache(c.n_layer, n_ctx, c.kv_dim(), layout) {}
+        // As the session's own cache: the same layout and sliding-window ring.
+        explicit Sequence(const model::LlamaConfig& c, const model::KvCache& like)
+            : cache(c.n_layer, like.n_ctx(), c.kv_dim(), like.layout(), like.ring(), c.swa_layers, c.n_swa) {}
         bool reading_prompt() const { return steps && cells.size() < prompt.size(); }
     };
 
@@ -62,8 +63,9 @@ struct BatchGenerator::Impl {
         : s(session),
           chunk(session.forward.max_batch()),
           forward(session.model, session.cache.n_ctx(), std::max(chunk, max_sequences)) {
+        forward.set_reference_threads(session.forward.reference_threads());
         seqs.reserve(size_t(max_sequences));
-        for (int i = 0; i < max_sequences; ++i) seqs.emplace_back(s.model->config(), s.cache.n_ctx(), s.cache.layout());
+        for (int i = 0; i < max_sequences; ++i) seqs.emplace_back(s.model->config(), s.cache);
     }
 
     int n_ctx() const { return s.cache.n_ctx(); }
@@ -108,7 +110,7 @@ struct BatchGenerator::Impl {
             ++keep;
         }
         while (keep > 0 && !reads_as_fresh(keep, prompt)) --keep;
-        return keep;
+        return q.cache.reusable(keep);  // a sliding window's ring may have lapped it
     }
 
     // Evaluates the next chunk of q's prompt; at the end of the prompt,
@@ -167,7 +169,8 @@ BatchGenerator::BatchGenerator(Session& session, int max_sequences) {
         impl_ = std::make_unique<Impl>(s, max_sequences);
     } catch (const std::bad_alloc&) {
         const model::LlamaConfig& c = s.model->config();
-        const uint64_t each = model::KvCache::bytes_for(c.n_layer, s.cache.n_ctx(), c.kv_dim(), s.cache.layout());
+        const uint64_t each = model::KvCache::bytes_for(c.n_layer, s.cache.n_ctx(), c.kv_dim(), s.cache.layout(),
+                                                        s.cache.ring(), c.swa_layers);
         throw Error("cannot allocate " + std::to_string(max_sequences) + " KV caches of " +
                     std::to_string(s.cache.n_ctx()) + " tokens (" + std::to_string(each >> 20) +
                     " MiB each): not enough memory (fewer sequences or a smaller context)");
@@ -209,6 +212,7 @@ int BatchGenerator::add(std::span<const TokenId> prompt, const GenerateOptions& 
     Impl::Sequence& q = b.seqs[size_t(best)];
     q.cells.resize(best_keep);
     q.arithmetic.resize(best_keep);
+    if (best_keep == 0) q.cache.clear();
     q.prompt.assign(prompt.begin(), prompt.end());
     q.last_used = ++b.adds;
     steps->stats().reused_tokens = int(best_keep);

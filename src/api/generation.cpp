@@ -57,7 +57,9 @@ std::unique_ptr<Generation> Session::start(std::span<const TokenId> prompt, cons
     // evaluated so that there are logits to sample from.
     size_t keep = 0;
     while (keep < s.sequence.size() && keep + 1 < prompt.size() && s.sequence[keep] == prompt[keep]) ++keep;
+    keep = s.cache.reusable(keep);  // a sliding window's ring may have lapped it
     s.sequence.resize(keep);
+    if (keep == 0) s.cache.clear();
     st.reused_tokens = int(keep);
 
     const auto t0 = Clock::now();

@@ -1,6 +1,7 @@
 #include "smolinfer/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <new>
 
@@ -13,6 +14,15 @@
 namespace smolinfer {
 
 namespace {
+
+// make(), and the milliseconds it took in `ms`.
+template <class Make>
+auto timed(double& ms, Make make) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto made = make();
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return made;
+}
 
 constexpr int kDefaultContext = 4096;
 
@@ -53,12 +63,17 @@ model::KvCache::ValueLayout value_layout(FlashAttention f) {
 
 Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOptions& o, int n_ctx)
     : model(m),
-      vocab(text::Vocab::from_metadata(m->file().metadata(), &warnings)),
+      vocab(timed(info.vocab_load_ms, [&] { return text::Vocab::from_metadata(m->file().metadata(), &warnings); })),
       pool(o.threads > 0 ? o.threads : runtime::default_thread_count()),
       forward(m, n_ctx, o.batch),
-      cache(m->config().n_layer, n_ctx, m->config().kv_dim(), value_layout(o.flash_attention)) {
+      cache(m->config().n_layer, n_ctx, m->config().kv_dim(), value_layout(o.flash_attention),
+            o.swa_full ? 0 : m->config().swa_ring(n_ctx, o.reference_ubatch), m->config().swa_layers, m->config().n_swa) {
     sequence.reserve(size_t(n_ctx));
-    tokenizer = std::make_unique<text::Tokenizer>(vocab);
+    forward.set_reference_threads(o.reference_threads);
+    double tokenizer_ms = 0;
+    tokenizer = timed(tokenizer_ms, [&] { return std::make_unique<text::Tokenizer>(vocab); });
+    info.vocab_load_ms += tokenizer_ms;
+    info.vocab_bytes = vocab.memory_bytes();
     text::ChatTokens chat_tokens;
     if (vocab.bos()) chat_tokens.bos = vocab.text(*vocab.bos());
     if (vocab.eos()) chat_tokens.eos = vocab.text(*vocab.eos());
@@ -106,8 +121,13 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
         throw Error("context " + std::to_string(n_ctx) + " exceeds the model's training context " +
                     std::to_string(n_ctx_train));
     }
+    if (o.reference_threads < 0) throw Error("reference_threads must be 0 or more");
+    if (o.reference_ubatch < 512 || o.reference_ubatch > (1 << 20)) {
+        throw Error("reference_ubatch must be 512 to 1048576 (smaller micro-batches are not reproduced)");
+    }
     const model::LlamaConfig& c = model->config();
-    const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim(), value_layout(o.flash_attention));
+    const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim(), value_layout(o.flash_attention),
+                                                        o.swa_full ? 0 : c.swa_ring(n_ctx, o.reference_ubatch), c.swa_layers);
     const uint64_t memory = runtime::physical_memory_bytes();
     if (memory != 0 && kv_bytes > memory) {
         throw Error("a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_bytes >> 20) +
@@ -164,6 +184,12 @@ std::vector<TokenId> Session::tokenize(std::string_view text, bool add_special, 
 }
 
 std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+    // A base model (Gemma 3 270M, ...) was never taught a chat format:
+    // guessing one (llama.cpp takes ChatML) gives answers that look broken.
+    if (!impl_->chat.present()) {
+        throw Error("the model has no chat template (tokenizer.chat_template): it is a base model, not a chat "
+                    "model; give it text to continue instead of chat messages");
+    }
     std::vector<text::ChatMessage> m;
     m.reserve(messages.size());
     for (const auto& msg : messages) m.push_back({msg.role, msg.content});
@@ -192,7 +218,10 @@ std::span<const float> Session::evaluate(std::span<const TokenId> tokens, bool a
     return impl_->evaluate(tokens, all_logits);
 }
 
-void Session::reset() { impl_->sequence.clear(); }
+void Session::reset() {
+    impl_->sequence.clear();
+    impl_->cache.clear();
+}
 
 const std::vector<TokenId>& Session::sequence() const { return impl_->sequence; }
 

@@ -19,11 +19,11 @@ namespace smolinfer {
 struct Session::Impl {
     std::shared_ptr<const model::LlamaModel> model;
     std::vector<std::string> warnings;  // before vocab: the vocabulary's loading adds to it
+    ModelInfo info;                     // before vocab: its loading time goes in
     text::Vocab vocab;
     std::unique_ptr<text::Tokenizer> tokenizer;
     text::ChatTemplate chat;
     std::string chat_warning;
-    ModelInfo info;
     runtime::ThreadPool pool;
     model::Forward forward;
     model::KvCache cache;

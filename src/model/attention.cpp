@@ -94,7 +94,8 @@ void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, 
     const int kv_head = first_head / (shape.n_head / shape.n_head_kv);
     const int off = kv_head * hd;
     const float scale = shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(hd));
-    const int n = pos + 1;
+    const int ring = cache.ring(layer);
+    const int n = scanned_cells(ring, pos);
     const size_t N = size_t(n);
     // llama.cpp's GEMM needs the reduction length to be a multiple of 16;
     // otherwise it also takes the dot-product path.
@@ -106,7 +107,14 @@ void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, 
     for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
 
     kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, qk_order, scores);
-    for (int g = 0; g < n_q; ++g) kernels.softmax(scores + size_t(g) * N, n, scale, weights + size_t(g) * N);
+    for (int g = 0; g < n_q; ++g) {
+        if (shape.window > 0) {
+            for (int j = 0; j < n; ++j) {
+                if (!sees(shape, ring, pos, j)) scores[size_t(g) * N + size_t(j)] = -INFINITY;
+            }
+        }
+        kernels.softmax(scores + size_t(g) * N, n, scale, weights + size_t(g) * N);
+    }
     kernels.value_sums(cache, layer, off, hd, n, weights, n_q, order, out);
 }
 

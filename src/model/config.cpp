@@ -29,7 +29,41 @@ constexpr ArchInfo kArchs[] = {
     {"qwen2", Arch::Qwen2, RopeStyle::Halves},
     {"qwen3", Arch::Qwen3, RopeStyle::Halves},
     {"phi3", Arch::Phi3, RopeStyle::Halves},
+    {"gemma3", Arch::Gemma3, RopeStyle::Halves},
 };
+
+// Gemma 3's switches, as llama.cpp reads them (src/models/gemma3.cpp; it
+// never reads attention.scale for Gemma).
+void read_gemma3(const gguf::Metadata& md, const std::string& p, LlamaConfig& c) {
+    c.embd_scale = std::sqrt(float(c.n_embd));
+    c.post_norms = true;
+    c.ffn_gate = FfnGate::Gelu;
+    // The 27B model (62 layers) scales queries by its embedding per head.
+    if (c.n_layer == 62) c.q_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
+    if (auto cap = md.get_f32(p + "final_logit_softcapping"); cap && *cap != 0.0f) {
+        if (!(*cap > 0.0f) || !std::isfinite(*cap)) throw Error("bad metadata: final_logit_softcapping must be > 0");
+        c.final_softcap = *cap;
+    }
+    const uint64_t window = md.get_uint(p + "attention.sliding_window").value_or(0);
+    if (window == 0) return;  // no sliding window: every layer attends to everything
+    if (window > (uint64_t(1) << 24)) throw Error("bad metadata: '" + p + "attention.sliding_window' is out of range");
+    c.n_swa = int(window);
+    // Five windowed layers, then a global one (the last of every period).
+    // llama.cpp reads the pattern only as a number; an array there keeps the default.
+    const uint64_t period = md.get_uint(p + "attention.sliding_window_pattern").value_or(6);
+    if (period > uint64_t(c.n_layer) + 1) {
+        throw Error("bad metadata: '" + p + "attention.sliding_window_pattern' = " + std::to_string(period) +
+                    " exceeds the layer count");
+    }
+    c.swa_layers.assign(size_t(c.n_layer), 0);
+    for (int il = 0; il < c.n_layer; ++il) {
+        c.swa_layers[size_t(il)] = period == 0 || uint64_t(il) % period < period - 1;
+    }
+    c.rope_base_swa = md.get_f32(p + "rope.freq_base_swa").value_or(10000.0f);
+    if (!(c.rope_base_swa > 1.0f) || !std::isfinite(c.rope_base_swa)) {
+        throw Error("bad metadata: rope.freq_base_swa must be > 1");
+    }
+}
 
 }  // namespace
 
@@ -55,7 +89,8 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     }
     c.arch = info->arch;
     c.rope_style = info->rope;
-    c.scale_queries = c.arch == Arch::Phi3;
+    c.scale_queries = c.arch == Arch::Phi3 || c.arch == Arch::Gemma3;
+    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3;
     c.name = std::string(md.get_string("general.name").value_or(""));
     const std::string p = c.architecture + ".";
 
@@ -74,7 +109,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
                     std::to_string(c.n_head));
     }
     c.head_dim = positive(md, p + "attention.key_length", uint64_t(c.n_embd / c.n_head));
-    if (c.arch != Arch::Qwen3 && c.arch != Arch::Llama && c.q_dim() != c.n_embd) {
+    if (c.arch != Arch::Qwen3 && c.arch != Arch::Llama && c.arch != Arch::Gemma3 && c.q_dim() != c.n_embd) {
         throw Error("unsupported model: " + c.architecture + " with attention.key_length " + std::to_string(c.head_dim) +
                     " (head_count x key_length must equal embedding_length)");
     }
@@ -89,7 +124,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: rope.dimension_count " + std::to_string(c.rope_dim) + " does not fit head size " +
                     std::to_string(c.head_dim));
     }
-    if ((c.arch == Arch::Qwen2 || c.arch == Arch::Qwen3) && c.rope_dim != c.head_dim) {
+    if ((c.arch == Arch::Qwen2 || c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3) && c.rope_dim != c.head_dim) {
         throw Error("unsupported model: " + c.architecture + " with rope.dimension_count " + std::to_string(c.rope_dim) +
                     " (must equal the head size " + std::to_string(c.head_dim) + ")");
     }
@@ -114,10 +149,12 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: rope.scaling.attn_factor must be > 0");
     }
     c.n_ctx_orig = positive(md, p + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
-    if (auto s = md.get_f32(p + "attention.scale"); s && *s != 0.0f) {
+    if (auto s = md.get_f32(p + "attention.scale"); s && *s != 0.0f && c.arch != Arch::Gemma3) {
         if (!(*s > 0.0f) || !std::isfinite(*s)) throw Error("bad metadata: attention.scale must be > 0");
         c.kq_scale = *s;
     }
+    c.q_scale = 1.0f / std::sqrt(float(c.head_dim));
+    if (c.arch == Arch::Gemma3) read_gemma3(md, p, c);
 
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
     if (embd == nullptr) throw Error("missing tensor 'token_embd.weight'");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace smolinfer::gguf {
 class File;
@@ -20,7 +21,15 @@ namespace smolinfer::model {
 //   phi3   fused Q/K/V and gate/up matrices; LongRoPE frequency factors and
 //          attention factor; queries scaled before attention; NEOX RoPE,
 //          possibly over part of each head.
-enum class Arch { Llama, Qwen2, Qwen3, Phi3 };
+//   gemma3 token embeddings scaled by sqrt(n_embd); per-head Q/K RMSNorm (as
+//          qwen3); queries scaled before attention; RMSNorm of the attention
+//          and feed-forward outputs before each residual add; a GELU gate
+//          (GEGLU) instead of SiLU; sliding-window attention on five layers
+//          of every six, with their own RoPE base; NEOX RoPE.
+enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3 };
+
+// The feed-forward gate: SiLU (SwiGLU) or GELU in its tanh form (GEGLU).
+enum class FfnGate { Silu, Gelu };
 
 // How RoPE pairs the values of a head: (2i, 2i+1) or (i, i + rope_dim/2).
 enum class RopeStyle { Adjacent, Halves };
@@ -48,12 +57,35 @@ struct LlamaConfig {
     // long frequency factors apply when the context exceeds n_ctx_orig.
     float rope_attn_factor = 1.0f;
     int n_ctx_orig = 0;
-    // Queries are multiplied by 1/sqrt(head_dim) before attention, which
-    // then scales by 1 (phi3), instead of the scores being scaled.
+    // Queries are multiplied by q_scale after RoPE, and attention then
+    // scales by 1 (phi3, gemma3), instead of the scores being scaled.
     bool scale_queries = false;
+    float q_scale = 0.0f;
     float kq_scale = 0.0f;  // attention.scale; 0: 1/sqrt(head_dim)
     float rms_eps = 1e-5f;
+    bool qk_norm = false;     // RMSNorm of each query and key head before RoPE (qwen3, gemma3)
+    float embd_scale = 0.0f;  // token embeddings multiplied by this; 0: not scaled (gemma3: sqrt(n_embd))
+    bool post_norms = false;  // RMSNorm of the attention and FFN outputs before their residual adds (gemma3)
+    FfnGate ffn_gate = FfnGate::Silu;
+    // Sliding-window attention: a layer with swa_layers[il] set sees the
+    // n_swa most recent positions (its own included), with RoPE of base
+    // rope_base_swa and scale rope_scale_swa; the others see everything.
+    int n_swa = 0;
+    std::vector<uint8_t> swa_layers;
+    float rope_base_swa = 10000.0f;
+    float rope_scale_swa = 1.0f;
+    float final_softcap = 0.0f;  // logits -> cap * tanh(logits / cap); 0: none
 
+    bool is_swa(int il) const { return n_swa > 0 && swa_layers[size_t(il)] != 0; }
+    // Cells a sliding-window layer's cache keeps for a context of n_ctx: the
+    // window and one of llama.cpp's micro-batches (n_ubatch, 512 by default:
+    // at least the most one pass writes to a sequence), padded to 256, as
+    // llama.cpp sizes its SWA cache; 0 when every layer keeps n_ctx.
+    int swa_ring(int n_ctx, int ubatch = 512) const {
+        if (n_swa == 0) return 0;
+        const int64_t ring = (int64_t(n_swa) + ubatch + 255) / 256 * 256;
+        return ring < n_ctx ? int(ring) : 0;
+    }
     int q_dim() const { return n_head * head_dim; }
     int kv_dim() const { return n_head_kv * head_dim; }
     int gqa_group() const { return n_head / n_head_kv; }

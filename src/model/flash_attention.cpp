@@ -133,40 +133,123 @@ void mad_half_row(uint16_t* acc, const uint16_t* v, int n, float w) {
     for (int i = 0; i < n; ++i) acc[i] = f32_to_fp16(exact_fma(fp16_to_f32(v[i]), w, fp16_to_f32(acc[i])));
 }
 
+// The cells a query at `pos` sees, in order, and how many.
+struct Visible {
+    CellRuns runs;
+    int n = 0;
+};
+Visible visible(const KvCache& cache, int layer, const AttentionShape& shape, int pos) {
+    Visible v;
+    v.runs = visible_runs(shape, cache.ring(layer), pos);
+    for (int r = 0; r < v.runs.count; ++r) v.n += v.runs.end[r] - v.runs.begin[r];
+    return v;
+}
+
+// The cell of the j-th visible position.
+inline int cell_of(const Visible& v, int j) {
+    const int first = v.runs.end[0] - v.runs.begin[0];
+    return j < first ? v.runs.begin[0] + j : v.runs.begin[1] + (j - first);
+}
+
+// How many visible positions lie in cells below `cell`.
+inline int visible_below(const Visible& v, int cell) {
+    int n = 0;
+    for (int r = 0; r < v.runs.count; ++r) n += std::clamp(cell - v.runs.begin[r], 0, v.runs.end[r] - v.runs.begin[r]);
+    return n;
+}
+
+// llama.cpp's attention for one decoded token (ggml_compute_forward_flash_attn_ext_f16):
+// once its cache view (the cells in use padded to 256, at least 256) has
+// 512 cells, it splits the view into `splits` equal runs of cells (one per
+// thread), walks each from an empty sum, then folds the runs in order
+// (ggml_flash_attn_ext_reduce_partials); otherwise one walk over all.
+// walk(j0, j1, acc, sm): one head's walk over visible positions j0..j1-1
+// from an empty sum; acc receives the half accumulator's values as floats
+// (not yet divided by the sum), sm the walk's maximum and sum.
+// Writes the head's output, head_dim floats.
+template <class Walk>
+void attend_in_parts(const Visible& vis, int ring, int pos, int splits, int hd, float* out, Walk walk) {
+    const int view = std::max(256, (scanned_cells(ring, pos) + 255) / 256 * 256);
+    if (splits <= 1 || view < 512) {
+        OnlineSoftmax sm;
+        walk(0, vis.n, out, sm);
+        const float inv = sm.inverse_sum();
+        for (int i = 0; i < hd; ++i) out[i] *= inv;
+        return;
+    }
+    const int part_cells = (view + splits - 1) / splits;
+    float acc[kMaxHeadDim], part[kMaxHeadDim];
+    for (int i = 0; i < hd; ++i) acc[i] = 0.0f;
+    float max = -INFINITY, sum = 0.0f;
+    for (int begin = 0; begin < view; begin += part_cells) {
+        const int j0 = visible_below(vis, begin), j1 = visible_below(vis, std::min(begin + part_cells, view));
+        OnlineSoftmax sm;
+        walk(j0, j1, part, sm);
+        if (sm.sum == 0.0f) continue;  // a part the token sees nothing of
+        // The new maximum, each side's factor, then acc * old + part * new
+        // with the second product rounded first (as the zen4 build's FMAs).
+        const float m = std::fmax(max, sm.max);
+        const float old_scale = std::exp(max - m), new_scale = std::exp(sm.max - m);
+        for (int i = 0; i < hd; ++i) acc[i] = exact_fma(acc[i], old_scale, part[i] * new_scale);
+        sum = exact_fma(sum, old_scale, sm.sum * new_scale);
+        max = m;
+    }
+    const float inv = sum == 0.0f ? 1.0f : 1.0f / sum;
+    for (int i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+}
+
 // The chunk path's scores (ggml_vec_dot_f16 of the query rounded to half
-// with each key), n_q rows of n at the start of scratch.
-const float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q, int n,
-                          const float* q, float* scratch, const AttentionKernels& kernels) {
+// with each key) of the visible cells in order, n_q rows of v.n at the start
+// of scratch. (Each score is a dot of its own: the cells a window hides
+// need none; llama.cpp skips them.)
+const float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q,
+                          const Visible& v, const float* q, float* scratch, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
-    float* scores = scratch;                         // n_q x n
-    float* qh = scratch + size_t(n_q) * size_t(n);  // n_q x head_dim
+    const size_t n = size_t(v.n);
+    float* scores = scratch;                  // n_q x n
+    float* qh = scratch + size_t(n_q) * n;    // n_q x head_dim
+    float* part = qh + size_t(n_q) * size_t(hd);  // a second run's scores, n_q x its length
     for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
-    kernels.key_scores(cache.k(layer, 0) + off, size_t(cache.kv_dim()), n, qh, n_q, hd, AttentionOrder::Single, scores);
+    const int n0 = v.runs.end[0] - v.runs.begin[0];
+    if (v.runs.count == 1) {
+        kernels.key_scores(cache.k(layer, v.runs.begin[0]) + off, size_t(cache.kv_dim()), n0, qh, n_q, hd,
+                           AttentionOrder::Single, scores);
+        return scores;
+    }
+    const int n1 = v.runs.end[1] - v.runs.begin[1];
+    kernels.key_scores(cache.k(layer, v.runs.begin[0]) + off, size_t(cache.kv_dim()), n0, qh, n_q, hd,
+                       AttentionOrder::Single, part);
+    for (int g = 0; g < n_q; ++g) std::copy_n(part + size_t(g) * size_t(n0), n0, scores + size_t(g) * n);
+    kernels.key_scores(cache.k(layer, v.runs.begin[1]) + off, size_t(cache.kv_dim()), n1, qh, n_q, hd,
+                       AttentionOrder::Single, part);
+    for (int g = 0; g < n_q; ++g) std::copy_n(part + size_t(g) * size_t(n1), n1, scores + size_t(g) * n + size_t(n0));
     return scores;
 }
 
 }  // namespace
 
 void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
-                            const float* q, float* out, float* scratch, const AttentionKernels& kernels) {
+                            const float* q, float* out, float* scratch, int splits, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
     const int off = first_head / (shape.n_head / shape.n_head_kv) * hd;
     const float scale = kq_scale(shape);
-    const int n = pos + 1;
-    const size_t N = size_t(n);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, n, q, scratch, kernels);
+    // Hidden cells are skipped, as llama.cpp skips cells its mask hides.
+    const Visible vis = visible(cache, layer, shape, pos);
+    const size_t N = size_t(vis.n);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, q, scratch, kernels);
 
-    uint16_t acc[kMaxHeadDim];
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        OnlineSoftmax sm;
-        for (int i = 0; i < hd; ++i) acc[i] = 0;
-        for (int j = 0; j < n; ++j) {
-            if (sm.next(sg[j] * scale)) scale_half_row(acc, hd, sm.rescale);
-            mad_half_row(acc, cache.v_row(layer, j) + off, hd, sm.weight);
-        }
-        const float inv = sm.inverse_sum();
-        for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = fp16_to_f32(acc[i]) * inv;
+        attend_in_parts(vis, cache.ring(layer), pos, splits, hd, out + size_t(g) * size_t(hd),
+                        [&](int j0, int j1, float* a, OnlineSoftmax& sm) {
+                            uint16_t acc[kMaxHeadDim];
+                            for (int i = 0; i < hd; ++i) acc[i] = 0;
+                            for (int j = j0; j < j1; ++j) {
+                                if (sm.next(sg[j] * scale)) scale_half_row(acc, hd, sm.rescale);
+                                mad_half_row(acc, cache.v_row(layer, cell_of(vis, j)) + off, hd, sm.weight);
+                            }
+                            for (int i = 0; i < hd; ++i) a[i] = fp16_to_f32(acc[i]);
+                        });
     }
 }
 
@@ -180,16 +263,23 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
     float* acc = scratch + kFlashTileKv;  // head_dim f32 sums
     for (int t = 0; t < n_tokens; ++t) {
         const int last = pos[t];
+        const int ring = cache.ring(layer);
+        const int n_cells = scanned_cells(ring, last);
         for (int g = 0; g < group; ++g) {
             const size_t head = size_t(kv_head * group + g) * size_t(hd);
             const float* qg = q + size_t(t) * q_stride + head;
             float m = -INFINITY;
             float sum = 0.0f;
             for (int i = 0; i < hd; ++i) acc[i] = 0.0f;
-            for (int t0 = 0; t0 <= last; t0 += kFlashTileKv) {
-                const int valid = std::min(kFlashTileKv, last + 1 - t0);  // the rest is masked
+            // Cells past the token's position and cells its window hides are
+            // masked; a tile with no cell the token sees is skipped.
+            for (int t0 = 0; t0 < n_cells; t0 += kFlashTileKv) {
+                const int valid = std::min(kFlashTileKv, n_cells - t0);  // the rest is masked
+                bool any = false;
+                for (int tk = 0; tk < valid; ++tk) any = any || sees(shape, ring, last, t0 + tk);
+                if (!any) continue;
                 for (int tk = 0; tk < kFlashTileKv; ++tk) {
-                    if (tk >= valid) {
+                    if (tk >= valid || !sees(shape, ring, last, t0 + tk)) {
                         w[tk] = -INFINITY;
                         continue;
                     }
@@ -203,6 +293,7 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
                     for (int i = 0; i < hd; ++i) acc[i] *= ms;
                 }
                 for (int tk = 0; tk < valid; ++tk) {
+                    if (!sees(shape, ring, last, t0 + tk)) continue;
                     const uint16_t* v = cache.v_row(layer, t0 + tk) + off;
                     for (int i = 0; i < hd; ++i) acc[i] = exact_fma(w[tk], fp16_to_f32(v[i]), acc[i]);
                 }
@@ -225,48 +316,44 @@ inline __m256 round_to_half(__m256 x) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// The chunk path's walk over positions for each of n_q heads, the half
-// accumulator held as floats that are halves, B registers of 8 (head_dim
-// 8 * B). A compile-time B keeps the accumulator in registers: held in an
-// array indexed at run time it went through memory at every position, and
-// each position waited for the store of the one before.
+// The chunk path's walk over visible positions j0..j1-1 for one head, the
+// half accumulator held as floats that are halves, B registers of 8
+// (head_dim 8 * B). A compile-time B keeps the accumulator in registers:
+// held in an array indexed at run time it went through memory at every
+// position, and each position waited for the store of the one before.
 template <int B>
-void chunk_rows_f16c(const KvCache& cache, int layer, int off, int n, const float* scores, float scale, int n_q,
-                     float* out) {
-    constexpr int hd = 8 * B;
-    for (int g = 0; g < n_q; ++g) {
-        const float* sg = scores + size_t(g) * size_t(n);
-        OnlineSoftmax sm;
-        __m256 acc[B];
-        for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
-        for (int j = 0; j < n; ++j) {
-            if (sm.next(sg[j] * scale)) {
-                const __m256 vms = _mm256_set1_ps(sm.rescale);
-                for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
-            }
-            const uint16_t* v = cache.v_row(layer, j) + off;
-            const __m256 vvs = _mm256_set1_ps(sm.weight);
-            for (int b = 0; b < B; ++b) {
-                const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
-                acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
-            }
+void chunk_walk_f16c(const KvCache& cache, int layer, int off, const Visible& vis, const float* sg, float scale, int j0,
+                     int j1, float* out, OnlineSoftmax& sm) {
+    __m256 acc[B];
+    for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
+    for (int j = j0; j < j1; ++j) {
+        if (sm.next(sg[j] * scale)) {
+            const __m256 vms = _mm256_set1_ps(sm.rescale);
+            for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
         }
-        const __m256 inv = _mm256_set1_ps(sm.inverse_sum());
-        for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + size_t(g) * hd + size_t(8 * b), _mm256_mul_ps(acc[b], inv));
+        const uint16_t* v = cache.v_row(layer, cell_of(vis, j)) + off;
+        const __m256 vvs = _mm256_set1_ps(sm.weight);
+        for (int b = 0; b < B; ++b) {
+            const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
+            acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
+        }
     }
+    for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + 8 * b, acc[b]);
 }
 
 // The form for a head size, or null (then the generic path runs).
-using ChunkRowsFn = void (*)(const KvCache&, int, int, int, const float*, float, int, float*);
-ChunkRowsFn chunk_rows_f16c_for(int hd) {
+using ChunkWalkFn = void (*)(const KvCache&, int, int, const Visible&, const float*, float, int, int, float*,
+                             OnlineSoftmax&);
+ChunkWalkFn chunk_walk_f16c_for(int hd) {
     switch (hd) {
-        case 32: return chunk_rows_f16c<4>;
-        case 40: return chunk_rows_f16c<5>;
-        case 48: return chunk_rows_f16c<6>;
-        case 64: return chunk_rows_f16c<8>;
-        case 80: return chunk_rows_f16c<10>;
-        case 96: return chunk_rows_f16c<12>;
-        case 128: return chunk_rows_f16c<16>;
+        case 32: return chunk_walk_f16c<4>;
+        case 40: return chunk_walk_f16c<5>;
+        case 48: return chunk_walk_f16c<6>;
+        case 64: return chunk_walk_f16c<8>;
+        case 80: return chunk_walk_f16c<10>;
+        case 96: return chunk_walk_f16c<12>;
+        case 128: return chunk_walk_f16c<16>;
+        case 256: return chunk_walk_f16c<32>;
         default: return nullptr;
     }
 }
@@ -275,39 +362,47 @@ ChunkRowsFn chunk_rows_f16c_for(int hd) {
 #endif
 
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
-                        const float* q, float* out, float* scratch, bool fused, const AttentionKernels& kernels) {
+                        const float* q, float* out, float* scratch, bool fused, int splits,
+                        const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
     const int off = first_head / (shape.n_head / shape.n_head_kv) * hd;
     const float scale = kq_scale(shape);
-    const int n = pos + 1;
-    const size_t N = size_t(n);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, n, q, scratch, kernels);
+    const Visible vis = visible(cache, layer, shape, pos);
+    const size_t N = size_t(vis.n);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, q, scratch, kernels);
+    const int ring = cache.ring(layer);
 
 #if defined(__F16C__) && defined(__FMA__)
-    if (const ChunkRowsFn rows = chunk_rows_f16c_for(hd); rows && fused) {
-        rows(cache, layer, off, n, scores, scale, n_q, out);
+    if (const ChunkWalkFn walk = chunk_walk_f16c_for(hd); walk && fused) {
+        for (int g = 0; g < n_q; ++g) {
+            const float* sg = scores + size_t(g) * N;
+            attend_in_parts(vis, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
+                            [&](int j0, int j1, float* a, OnlineSoftmax& sm) {
+                                walk(cache, layer, off, vis, sg, scale, j0, j1, a, sm);
+                            });
+        }
         return;
     }
 #endif
-    uint16_t acc[kMaxHeadDim];
-    float acc32[kMaxHeadDim], v32[kMaxHeadDim];
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        OnlineSoftmax sm;
-        for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
-        for (int j = 0; j < n; ++j) {
-            if (sm.next(sg[j] * scale)) {
-                for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
-                quant::f32_to_fp16_row(acc32, acc, size_t(hd));
-                quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-            }
-            quant::fp16_to_f32_row(cache.v_row(layer, j) + off, v32, size_t(hd));
-            fma_row(acc32, v32, sm.weight, hd, fused);
-            quant::f32_to_fp16_row(acc32, acc, size_t(hd));
-            quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-        }
-        const float inv = sm.inverse_sum();
-        for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = acc32[i] * inv;
+        attend_in_parts(vis, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
+                        [&](int j0, int j1, float* acc32, OnlineSoftmax& sm) {
+                            uint16_t acc[kMaxHeadDim];
+                            float v32[kMaxHeadDim];
+                            for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
+                            for (int j = j0; j < j1; ++j) {
+                                if (sm.next(sg[j] * scale)) {
+                                    for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
+                                    quant::f32_to_fp16_row(acc32, acc, size_t(hd));
+                                    quant::fp16_to_f32_row(acc, acc32, size_t(hd));
+                                }
+                                quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
+                                fma_row(acc32, v32, sm.weight, hd, fused);
+                                quant::f32_to_fp16_row(acc32, acc, size_t(hd));
+                                quant::fp16_to_f32_row(acc, acc32, size_t(hd));
+                            }
+                        });
     }
 }
 
@@ -332,13 +427,22 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
         sum[r] = 0.0f;
     }
     for (size_t i = 0; i < size_t(rows) * size_t(hd); ++i) acc[i] = 0.0f;
-    int last = 0;
-    for (int t = 0; t < n_tokens; ++t) last = std::max(last, pos[t]);
+    const int ring = cache.ring(layer);
+    int n_cells = 0;
+    for (int t = 0; t < n_tokens; ++t) n_cells = std::max(n_cells, scanned_cells(ring, pos[t]));
     float key[kMaxHeadDim];
     // A token's heads at once, where there is a form for this CPU and shape.
     const FlashTileRowsFn token_rows = fused ? flash_tile_rows_avx512(hd, group) : nullptr;
-    for (int t0 = 0; t0 <= last; t0 += T) {
-        const int kv = std::min(T, last + 1 - t0);
+    bool seen[T];
+    for (int t0 = 0; t0 < n_cells; t0 += T) {
+        const int kv = std::min(T, n_cells - t0);
+        // A tile no token's window shows is skipped whole.
+        bool any = false;
+        for (int t = 0; t < n_tokens && !any; ++t) {
+            const int valid = std::min(T, scanned_cells(ring, pos[t]) - t0);
+            for (int tk = 0; tk < valid && !any; ++tk) any = sees(shape, ring, pos[t], t0 + tk);
+        }
+        if (!any) continue;
         for (int tk = 0; tk < T; ++tk) {
             if (tk < kv) {
                 quant::fp16_to_f32_row(cache.k(layer, t0 + tk) + off, key, size_t(hd));
@@ -349,9 +453,18 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
             for (int i = 0; i < hd; ++i) kt[size_t(i) * T + size_t(tk)] = key[i];
         }
         for (int t = 0; t < n_tokens; ++t) {
-            if (pos[t] < t0) continue;
-            const int valid = std::min(T, pos[t] + 1 - t0);
-            if (token_rows) {
+            const int valid = std::min(T, scanned_cells(ring, pos[t]) - t0);
+            if (valid <= 0) continue;
+            // Cells the token's window hides are masked; a tile it sees none
+            // of is skipped, as one past its position is.
+            bool any = false, all = true;
+            for (int tk = 0; tk < valid; ++tk) {
+                seen[tk] = sees(shape, ring, pos[t], t0 + tk);
+                any = any || seen[tk];
+                all = all && seen[tk];
+            }
+            if (!any) continue;
+            if (token_rows && all) {
                 const int r = t * group;
                 token_rows(kt, vt, q + size_t(t) * q_stride + size_t(kv_head * group) * size_t(hd), scale, valid, m + r,
                            sum + r, acc + size_t(r) * size_t(hd));
@@ -362,13 +475,15 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
                 const float* qg = q + size_t(t) * q_stride + size_t(kv_head * group + g) * size_t(hd);
                 for (int tk = 0; tk < T; ++tk) w[tk] = 0.0f;
                 for (int i = 0; i < hd; ++i) fma_row(w, kt + size_t(i) * T, qg[i], T, fused);
-                for (int tk = 0; tk < T; ++tk) w[tk] = tk < valid ? w[tk] * scale : -INFINITY;
+                for (int tk = 0; tk < T; ++tk) w[tk] = tk < valid && seen[tk] ? w[tk] * scale : -INFINITY;
                 float* a = acc + size_t(r) * size_t(hd);
                 const float ms = tile_softmax(w, m[r], sum[r]);
                 if (ms != 1.0f) {
                     for (int i = 0; i < hd; ++i) a[i] *= ms;
                 }
-                for (int tk = 0; tk < valid; ++tk) fma_row(a, vt + size_t(tk) * size_t(hd), w[tk], hd, fused);
+                for (int tk = 0; tk < valid; ++tk) {
+                    if (seen[tk]) fma_row(a, vt + size_t(tk) * size_t(hd), w[tk], hd, fused);
+                }
             }
         }
     }

@@ -14,8 +14,9 @@
 //
 // Both need the value cache in rows (KvCache::ValueLayout::Rows).
 // llama.cpp splits a single token's keys across its threads once its cache
-// view reaches 512 cells (more than 256 positions in use); that result
-// depends on its thread count, and matches this one with one thread.
+// view reaches 512 cells (more than 256 positions in use), so its result
+// depends on its thread count: the chunk path takes that count (`splits`)
+// and reproduces the split.
 #pragma once
 
 #include <algorithm>
@@ -60,8 +61,9 @@ inline FlashPath flash_path_for(size_t t, size_t n) {
 // attend_heads. scratch: attention_scratch_floats(n_q, pos) floats.
 // `fused`: llama.cpp's fused multiply-adds; false for the plain SIMD128
 // build's fast arithmetic (the sums in double, not bit-exact).
+// `splits`: for a token llama.cpp decodes alone, its thread count; else 1.
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
-                        const float* q, float* out, float* scratch, bool fused = true,
+                        const float* q, float* out, float* scratch, bool fused = true, int splits = 1,
                         const AttentionKernels& kernels = attention_kernels());
 
 // The Tiled path for every query head of KV head `kv_head`, for n_tokens
@@ -82,7 +84,7 @@ inline size_t flash_tiled_scratch_floats(int head_dim, int group) {
 // The scalar references both are tested against (tests/test_flash_attention.cpp),
 // one position and one dimension at a time, as ggml's code reads.
 void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q,
-                            int pos, const float* q, float* out, float* scratch,
+                            int pos, const float* q, float* out, float* scratch, int splits = 1,
                             const AttentionKernels& kernels = attention_kernels());
 void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShape& shape, int kv_head, int n_tokens,
                             const int* pos, const float* q, float* out, size_t q_stride, float* scratch);

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "model/attention.h"
+#include "model/gelu.h"
 #include "model/ops.h"
 #include "quant/fp16.h"
 #include "quant/reference.h"
@@ -83,8 +84,12 @@ Forward::Forward(std::shared_ptr<const LlamaModel> model, int n_ctx, int max_bat
     att_.resize(b * size_t(c.q_dim()));
     gate_.resize(b * size_t(c.n_ff));
     up_.resize(b * size_t(c.n_ff));
-    logits_.resize(b * size_t(c.n_vocab));
+    // One row of logits; the rows of a pass that wants all of them are
+    // allocated when one first does (64 rows of Gemma's 262,144 logits are
+    // 64 MiB, which generation never needs).
+    logits_.resize(size_t(c.n_vocab));
     rope_.resize(b * size_t(c.rope_dim));
+    if (c.n_swa > 0) rope_swa_.resize(b * size_t(c.rope_dim));
     v_half_.resize(b * size_t(c.kv_dim()));
     const auto group = [&](const Matrix& m) {
         if (m.kernel.dot_batched) batch_group_ = std::lcm(batch_group_, m.kernel.batch_group);
@@ -110,12 +115,18 @@ int Forward::arithmetic(int j, int n) const {
 size_t Forward::memory_bytes() const {
     size_t floats = x_.size() + xn_.size() + q_.size() + k_.size() + v_.size() + att_.size() + gate_.size() +
                     up_.size() + logits_.size() + scores_.size() + rope_.size();
-    return floats * sizeof(float) + v_half_.size() * sizeof(uint16_t);
+    return (floats + rope_swa_.size()) * sizeof(float) + v_half_.size() * sizeof(uint16_t);
 }
+
+namespace {
+AttentionShape attention_shape(const LlamaConfig& c, int il) {
+    return {c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale, c.is_swa(il) ? c.n_swa : 0};
+}
+}  // namespace
 
 void Forward::attention(runtime::ThreadPool& pool, int il, int n, RowOrder order) {
     const LlamaConfig& c = model_->config();
-    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
+    const AttentionShape shape = attention_shape(c, il);
     const AttentionOrder att_order =
         n >= 2 && order == RowOrder::Batch ? AttentionOrder::Batch : AttentionOrder::Single;
     for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
@@ -125,16 +136,19 @@ void Forward::attention(runtime::ThreadPool& pool, int il, int n, RowOrder order
     });
 }
 
-void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPath path) {
+void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath path) {
     const LlamaConfig& c = model_->config();
     const size_t Q = size_t(c.q_dim());
-    const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.scale_queries ? 1.0f : c.kq_scale};
+    const AttentionShape shape = attention_shape(c, il);
     const bool fused = model_->isa() != quant::Isa::WasmSimdFast;
     if (path == FlashPath::Chunk) {
+        // A token decoded alone: llama.cpp splits its keys between its threads.
+        const bool alone = n == 1 || order == RowOrder::PerToken;
+        const int splits = !alone ? 1 : reference_threads_ > 0 ? reference_threads_ : pool.size();
         for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
             const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
             flash_attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off],
-                               &att_[off], &scores_[size_t(thread) * scratch_per_thread_], fused);
+                               &att_[off], &scores_[size_t(thread) * scratch_per_thread_], fused, splits);
         });
         return;
     }
@@ -165,7 +179,8 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, Fl
     // Attention block.
     for_tokens(pool, n, [&](int t) { rms_norm(&x_[t * E], w.attn_norm.data(), &xn_[t * E], E, c.rms_eps); });
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.wq, q_.data()}, {&w.wk, k_.data()}, {&w.wv, v_.data()}}, order);
-    const float q_scale = 1.0f / std::sqrt(float(c.head_dim));
+    // Sliding-window layers turn by their own RoPE base (gemma3).
+    const std::vector<float>& rope = c.is_swa(il) && !rope_swa_.empty() ? rope_swa_ : rope_;
     for_tokens(pool, n, [&](int t) {
         float* q = &q_[t * Q];
         float* k = &k_[t * KV];
@@ -173,44 +188,49 @@ void Forward::layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, Fl
         if (!w.bk.empty()) add(k, w.bk.data(), KV);
         if (!w.bv.empty()) add(&v_[t * KV], w.bv.data(), KV);
         const size_t hd = size_t(c.head_dim);
-        if (!w.q_norm.empty()) {  // qwen3
+        if (!w.q_norm.empty()) {  // qwen3, gemma3
             for (int h = 0; h < c.n_head; ++h) rms_norm(q + h * hd, w.q_norm.data(), q + h * hd, hd, c.rms_eps);
             for (int h = 0; h < c.n_head_kv; ++h) rms_norm(k + h * hd, w.k_norm.data(), k + h * hd, hd, c.rms_eps);
         }
-        const float* cs = &rope_[size_t(t) * size_t(c.rope_dim)];
+        const float* cs = &rope[size_t(t) * size_t(c.rope_dim)];
         for (int h = 0; h < c.n_head; ++h) rope_rotate(q + h * hd, c.rope_dim, cs, c.rope_style);
         for (int h = 0; h < c.n_head_kv; ++h) rope_rotate(k + h * hd, c.rope_dim, cs, c.rope_style);
-        if (c.scale_queries) {  // phi3
-            for (size_t i = 0; i < Q; ++i) q[i] *= q_scale;
+        if (c.scale_queries) {  // phi3, gemma3
+            for (size_t i = 0; i < Q; ++i) q[i] *= c.q_scale;
         }
         KvCache& cache = *row_cache_[size_t(t)];
-        const int pos = row_pos_[size_t(t)];
-        quant::f32_to_fp16_row(k, cache.k(il, pos), KV);
+        const int cell = cache.cell(il, row_pos_[size_t(t)]);
+        quant::f32_to_fp16_row(k, cache.k(il, cell), KV);
         // Convert the row, then store it (scattered, when V is transposed).
         uint16_t* vh = &v_half_[size_t(t) * KV];
         quant::f32_to_fp16_row(&v_[t * KV], vh, KV);
-        cache.set_v_row(il, pos, vh);
+        cache.set_v_row(il, cell, vh);
     });
     if (row_cache_[0]->layout() == KvCache::ValueLayout::Rows) {
-        flash_attention(pool, il, n, flash_path);
+        flash_attention(pool, il, n, order, flash_path);
     } else {
         attention(pool, il, n, order);
     }
     matmul_.run(pool, att_.data(), n, c.q_dim(), {{&w.wo, xn_.data()}}, order);
     // The residual add and the next norm, token by token (rows are independent).
     for_tokens(pool, n, [&](int t) {
+        if (!w.post_attn_norm.empty()) rms_norm(&xn_[t * E], w.post_attn_norm.data(), &xn_[t * E], E, c.rms_eps);
         add(&x_[t * E], &xn_[t * E], E);
         rms_norm(&x_[t * E], w.ffn_norm.data(), &xn_[t * E], E, c.rms_eps);
     });
 
     // Feed-forward block.
-    // SwiGLU on each tile of rows as soon as both products have it.
+    // The gate (SwiGLU or GEGLU) on each tile of rows as soon as both products have it.
+    const auto gate = c.ffn_gate == FfnGate::Gelu ? geglu : swiglu;
     matmul_.run(pool, xn_.data(), n, c.n_embd, {{&w.w_gate, gate_.data()}, {&w.w_up, up_.data()}}, order,
                 [&](int r0, int r1) {
-                    for (size_t t = 0; t < size_t(n); ++t) swiglu(&gate_[t * F + size_t(r0)], &up_[t * F + size_t(r0)], size_t(r1 - r0));
+                    for (size_t t = 0; t < size_t(n); ++t) gate(&gate_[t * F + size_t(r0)], &up_[t * F + size_t(r0)], size_t(r1 - r0));
                 });
     matmul_.run(pool, gate_.data(), n, c.n_ff, {{&w.w_down, xn_.data()}}, order);
-    for_tokens(pool, n, [&](int t) { add(&x_[t * E], &xn_[t * E], E); });
+    for_tokens(pool, n, [&](int t) {
+        if (!w.post_ffn_norm.empty()) rms_norm(&xn_[t * E], w.post_ffn_norm.data(), &xn_[t * E], E, c.rms_eps);
+        add(&x_[t * E], &xn_[t * E], E);
+    });
 }
 
 std::span<const float> Forward::run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
@@ -247,15 +267,24 @@ std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOr
     }
 
     for (int t = 0; t < n; ++t) {
-        quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(row_token_[size_t(t)]), &x_[t * E], E);
+        float* x = &x_[t * E];
+        quant::ref::dequantize_row(w.token_embd.type(), w.token_embd.row(row_token_[size_t(t)]), x, E);
+        if (c.embd_scale != 0.0f) {  // gemma3
+            for (size_t i = 0; i < E; ++i) x[i] *= c.embd_scale;
+        }
     }
     // LongRoPE picks its factors by the cache's size (llama.cpp: n_ctx).
     for (int t = 0; t < n; ++t) {
         const float* factors = w.rope_factors(c, row_cache_[size_t(t)]->n_ctx());
         rope_angles(row_pos_[size_t(t)], c.rope_dim, c.rope_base, c.rope_scale, factors, c.rope_attn_factor,
                     &rope_[size_t(t) * size_t(c.rope_dim)]);
+        if (!rope_swa_.empty()) {
+            rope_angles(row_pos_[size_t(t)], c.rope_dim, c.rope_base_swa, c.rope_scale_swa, factors, c.rope_attn_factor,
+                        &rope_swa_[size_t(t) * size_t(c.rope_dim)]);
+        }
     }
     for (int il = 0; il < c.n_layer; ++il) layer(pool, il, n, order, flash_path);
+    for (int t = 0; t < n; ++t) row_cache_[size_t(t)]->note_written(row_pos_[size_t(t)] + 1);
 
     // Only the rows whose logits are wanted go through the output matrix.
     const int first = all_logits ? 0 : n - 1;
@@ -263,9 +292,17 @@ std::span<const float> Forward::run_rows(runtime::ThreadPool& pool, int n, RowOr
     for (int t = first; t < n; ++t) {
         rms_norm(&x_[t * E], w.output_norm.data(), &xn_[size_t(t - first) * E], E, c.rms_eps);
     }
+    if (logits_.size() < size_t(rows) * size_t(c.n_vocab)) logits_.resize(size_t(rows) * size_t(c.n_vocab));
     matmul_.run(pool, xn_.data(), rows, c.n_embd, {{&w.output, logits_.data()}}, order);
     if (!w.output_bias.empty()) {
         for (int r = 0; r < rows; ++r) add(&logits_[size_t(r) * size_t(c.n_vocab)], w.output_bias.data(), size_t(c.n_vocab));
+    }
+    if (c.final_softcap != 0.0f) {
+        // As llama.cpp: scale by 1/cap, tanh, scale by cap (three roundings).
+        const float inv = 1.0f / c.final_softcap;
+        for (size_t i = 0; i < size_t(rows) * size_t(c.n_vocab); ++i) {
+            logits_[i] = float(std::tanh(double(logits_[i] * inv))) * c.final_softcap;
+        }
     }
     return {logits_.data(), size_t(rows) * size_t(c.n_vocab)};
 }

@@ -83,13 +83,19 @@ public:
     // logits per entry.
     std::span<const float> run_tokens(runtime::ThreadPool& pool, std::span<const SequenceToken> tokens);
 
+    // The thread count of the llama.cpp run whose arithmetic to reproduce
+    // (its flash attention splits a token decoded alone between its
+    // threads); 0: the pool's size.
+    void set_reference_threads(int n) { reference_threads_ = n; }
+    int reference_threads() const { return reference_threads_; }
+
 private:
     // The pass over the n rows set up in row_token_, row_cache_, row_pos_.
     std::span<const float> run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits,
                                     FlashPath flash_path);
     void layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath flash_path);
     void attention(runtime::ThreadPool& pool, int il, int n, RowOrder order);
-    void flash_attention(runtime::ThreadPool& pool, int il, int n, FlashPath path);
+    void flash_attention(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath path);
 
     std::shared_ptr<const LlamaModel> model_;
     int n_ctx_;
@@ -105,10 +111,12 @@ private:
     // Scratch, max_batch rows each.
     std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, logits_;
     std::vector<float> rope_;    // (cos, sin) pairs per token of the batch
+    std::vector<float> rope_swa_;  // the same for sliding-window layers, when their RoPE differs
     std::vector<uint16_t> v_half_;  // a token's V as halves, before the transposed store
     std::vector<float> scores_;  // per thread: attention scratch (scratch_per_thread_ floats)
     size_t scratch_per_thread_ = 0;
     int score_threads_ = 0;
+    int reference_threads_ = 0;
 };
 
 }  // namespace smolinfer::model

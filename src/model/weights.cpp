@@ -154,11 +154,12 @@ LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c, qu
         LayerWeights& l = w.layers.emplace_back();
         l.attn_norm = b.vector(p + "attn_norm.weight", c.n_embd);
         bind_qkv(b, p, c, l);
-        if (c.arch == Arch::Qwen3) {
+        if (c.qk_norm) {
             l.q_norm = b.vector(p + "attn_q_norm.weight", c.head_dim);
             l.k_norm = b.vector(p + "attn_k_norm.weight", c.head_dim);
         }
         l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
+        if (c.post_norms) l.post_attn_norm = b.vector(p + "post_attention_norm.weight", c.n_embd);
         l.ffn_norm = b.vector(p + "ffn_norm.weight", c.n_embd);
         if (c.arch == Arch::Phi3) {
             // One matrix for both: the gate's rows, then the up projection's.
@@ -170,6 +171,7 @@ LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c, qu
             l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
         }
         l.w_down = b.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+        if (c.post_norms) l.post_ffn_norm = b.vector(p + "post_ffw_norm.weight", c.n_embd);
     }
     b.check_all_bound(c);
     return w;

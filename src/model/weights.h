@@ -39,9 +39,11 @@ struct LayerWeights {
     std::vector<float> attn_norm;
     Matrix wq, wk, wv, wo;
     std::vector<float> bq, bk, bv;          // qwen2: biases of the Q/K/V products; empty when absent
-    std::vector<float> q_norm, k_norm;      // qwen3: per-head RMSNorm weights (head_dim); empty when absent
+    std::vector<float> q_norm, k_norm;      // qwen3, gemma3: per-head RMSNorm weights (head_dim); empty when absent
+    std::vector<float> post_attn_norm;      // gemma3: RMSNorm of the attention output; empty when absent
     std::vector<float> ffn_norm;
     Matrix w_gate, w_up, w_down;
+    std::vector<float> post_ffn_norm;       // gemma3: RMSNorm of the feed-forward output; empty when absent
 };
 
 struct LlamaWeights {

@@ -80,6 +80,7 @@ ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source,
                                          const ChatTokens& tokens) {
     ChatTemplate t;
     t.tokens_ = tokens;
+    t.present_ = source.has_value();
     if (!source) {
         if (warning) *warning = "the model has no chat template (tokenizer.chat_template); using ChatML";
         return t;

@@ -54,6 +54,8 @@ public:
 
     // Whether the model's template runs (false: the ChatML fallback).
     bool executes_template() const { return program_ != nullptr; }
+    // Whether the file has a template at all (a base model has none).
+    bool present() const { return present_; }
 
 private:
     std::vector<PromptPiece> render_chatml(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
@@ -62,6 +64,7 @@ private:
     std::string default_system_;
     std::shared_ptr<const jinja::Template> program_;
     ChatTokens tokens_;
+    bool present_ = false;
 };
 
 }  // namespace smolinfer::text

@@ -178,6 +178,28 @@ void Vocab::mark_special_texts(const gguf::Metadata& md, std::optional<TokenId> 
     }
 }
 
+namespace {
+// A string's heap block, if it is too long for the small-string buffer.
+size_t heap_of(const std::string& t) { return t.capacity() > 15 ? t.capacity() + 1 : 0; }
+// A hash node: the value, the next pointer and the cached hash; plus a bucket pointer.
+template <class Map>
+size_t table_bytes(const Map& m, size_t value_bytes) {
+    return m.bucket_count() * sizeof(void*) + m.size() * (value_bytes + 2 * sizeof(void*));
+}
+}  // namespace
+
+size_t Vocab::memory_bytes() const {
+    size_t bytes = texts_.capacity() * sizeof(std::string) + scores_.capacity() * sizeof(float) +
+                   kinds_.capacity() * sizeof(TokenKind) + specials_.capacity() * sizeof(TokenId);
+    for (const std::string& t : texts_) bytes += heap_of(t);
+    bytes += table_bytes(ids_, sizeof(std::pair<const std::string, TokenId>));
+    for (const auto& [k, v] : ids_) bytes += heap_of(k);
+    bytes += table_bytes(merge_ranks_, sizeof(std::pair<const std::string, int>));
+    for (const auto& [k, v] : merge_ranks_) bytes += heap_of(k);
+    bytes += table_bytes(eog_, sizeof(TokenId)) + table_bytes(lstrip_, sizeof(TokenId)) + table_bytes(rstrip_, sizeof(TokenId));
+    return bytes;
+}
+
 Vocab Vocab::from_metadata(const gguf::Metadata& md, std::vector<std::string>* warnings) {
     Vocab v;
     const auto model = md.get_string("tokenizer.ggml.model");

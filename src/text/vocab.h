@@ -46,6 +46,9 @@ public:
     static Vocab from_metadata(const gguf::Metadata& md, std::vector<std::string>* warnings = nullptr);
 
     size_t size() const { return texts_.size(); }
+    // Heap bytes the vocabulary holds (texts, scores, lookup tables), estimated
+    // from container sizes: what a 262k-token vocabulary costs.
+    size_t memory_bytes() const;
     bool valid(TokenId id) const { return id >= 0 && size_t(id) < texts_.size(); }
     const std::string& text(TokenId id) const { return texts_[size_t(id)]; }
     TokenKind kind(TokenId id) const { return kinds_[size_t(id)]; }
