@@ -41,8 +41,10 @@ web: wasm
 site:
 	cd web && node build.mjs
 
+# make model fetches SmolLM2-135M-Instruct; make model MODEL=gemma-3-270m another
+# model (scripts/fetch-model lists them).
 model:
-	@scripts/fetch-model
+	@scripts/fetch-model $(MODEL)
 
 # Both print each phase's wall time and end with one summary line; run-tests
 # does the installing and building itself so that their times are measured.
@@ -86,6 +88,7 @@ soak: native
 golden: native
 	scripts/make-golden Q4_1
 	scripts/make-golden Q4_K_M
+	scripts/make-golden gemma-3-270m
 	scripts/make-vocab-golden
 	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
 	    node scripts/golden/chat/make-chat-golden.mjs

@@ -1,8 +1,11 @@
 // Helpers shared by the golden-file generators: checks, hashing, logging and
 // a JSON printer that keeps one case (or one row) per line so diffs stay small.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
+import {register} from "node:module";
+import {fileURLToPath, pathToFileURL} from "node:url";
 
 let logPrefix = "make-golden";
 export function setLogPrefix(p) {
@@ -116,10 +119,28 @@ export function writeOutput(dir, name, text) {
 // probabilities: Map token -> softmax probability (float32 softmax of the raw
 // logits, computed by the addon), re-sorted with a deterministic tie-break
 // (lower id first).
+// (A selection, not a sort of the whole vocabulary: the same k entries in the
+// same order as sorting everything, at a fraction of the cost for 262k tokens.)
 export function topLogprobs(probabilities, k) {
-    const all = Array.from(probabilities.entries());
-    all.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
-    return all.slice(0, k).map(([id, p]) => [id, num(Math.log(p))]);
+    const cmp = (a, b) => (b[1] - a[1]) || (a[0] - b[0]);  // < 0: a ranks before b
+    const best = [];  // the best entries so far, in rank order, at most k
+    for (const e of probabilities.entries()) {
+        let i;
+        if (best.length < k) {
+            best.push(e);
+            i = best.length - 1;
+        } else if (cmp(e, best[k - 1]) < 0) {
+            i = k - 1;
+        } else {
+            continue;
+        }
+        while (i > 0 && cmp(e, best[i - 1]) < 0) {
+            best[i] = best[i - 1];
+            i--;
+        }
+        best[i] = e;
+    }
+    return best.map(([id, p]) => [id, num(Math.log(p))]);
 }
 
 // One generation case per block: its fields on one line each, then one line
@@ -152,4 +173,164 @@ export function llamaCpuVariant() {
             "(or set GOLDEN_ALLOW_AVX2=1 to record the AVX2 variant's numbers anyway)");
     }
     return avx512 ? "AVX-512 (llama.cpp's zen4-class CPU variant)" : "AVX2 only (llama.cpp's haswell CPU variant: not the arithmetic smolinfer reproduces)";
+}
+
+// ---------------------------------------------------------------- llama.cpp pinned to its zen4 CPU variant
+
+// node-llama-cpp's prebuilt Linux x64 package (@node-llama-cpp/linux-x64)
+// ships one ggml CPU library per x86 level (libggml-cpu-{x64,sse42,...,
+// haswell,skylakex,icelake,zen4,sapphirerapids,...}.so) next to its addon.
+// ggml's loader (ggml_backend_load_best, ggml/src/ggml-backend-reg.cpp)
+// dlopens every libggml-cpu-*.so in the addon's directory and keeps the one
+// with the highest ggml_backend_score (the sum of the CPU features it was
+// built for, all of which the CPU must have). On an Intel CPU with AMX
+// (Sapphire Rapids and later) that is libggml-cpu-sapphirerapids.so, which
+// also runs AMX and AVX512-FP16 code and rounds differently from the zen4
+// build that smolinfer reproduces. So the golden files are made with
+// getReferenceLlama: it copies that package (package.json, dist/ and
+// bins/linux-x64 without the other libggml-cpu-*.so) into a temporary
+// directory, redirects the import of "@node-llama-cpp/linux-x64" to the copy
+// with a module resolve hook (node:module register), and calls getLlama:
+// node-llama-cpp then loads its addon from the copy, and ggml finds only
+// libggml-cpu-zen4.so beside it. The "loaded CPU backend from ..." line of
+// llama.cpp's log proves which library was loaded; anything but the copy's
+// zen4 library is an error.
+//
+// Returns {llama, cpu, cpuBackend, cpuBackendPath, logs}: cpu describes the
+// variant, cpuBackend is the loaded library's name (e.g. "libggml-cpu-zen4"),
+// logs the array that collects every log message, one line each, without its
+// newline (the caller may keep reading it: context creation logs its
+// settings there).
+//
+// A CPU without zen4's features (AVX-512 F/CD/VL/DQ/BW, VBMI, VNNI, BF16)
+// cannot run that library: refused, unless GOLDEN_ALLOW_AVX2=1, in which case
+// whatever ggml picks is loaded and recorded (not the arithmetic smolinfer
+// reproduces).
+const LLAMA_BINARIES_PACKAGE = "@node-llama-cpp/linux-x64";
+export const REFERENCE_CPU_BACKEND = "libggml-cpu-zen4";
+const ZEN4_CPU_FLAGS = ["avx2", "fma", "f16c", "bmi2", "avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw",
+    "avx512vbmi", "avx512_vnni", "avx512_bf16"];
+
+function missingZen4Flags() {
+    let cpuinfo = "";
+    try {
+        cpuinfo = fs.readFileSync("/proc/cpuinfo", "utf8");
+    } catch {
+        return ["(no /proc/cpuinfo: cannot tell)"];
+    }
+    const flags = new Set((cpuinfo.match(/^flags\s*:(.*)$/m)?.[1] ?? "").trim().split(/\s+/));
+    return ZEN4_CPU_FLAGS.filter((f) => !flags.has(f));
+}
+
+let zen4PackageDir = null;
+
+function redirectBinariesToZen4Copy() {
+    if (zen4PackageDir) return zen4PackageDir;
+    const entry = fileURLToPath(import.meta.resolve(LLAMA_BINARIES_PACKAGE));  // .../dist/index.js
+    const packageDir = path.dirname(path.dirname(entry));
+    const binsDir = path.join(packageDir, "bins", "linux-x64");
+    assert(fs.existsSync(path.join(binsDir, REFERENCE_CPU_BACKEND + ".so")),
+        `${REFERENCE_CPU_BACKEND}.so is missing from ${binsDir}`);
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-llama-zen4-"));
+    const remove = () => fs.rmSync(copy, {recursive: true, force: true});
+    process.on("exit", remove);
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+        process.on(signal, () => {
+            remove();
+            process.exit(code);
+        });
+    }
+    fs.copyFileSync(path.join(packageDir, "package.json"), path.join(copy, "package.json"));
+    fs.cpSync(path.join(packageDir, "dist"), path.join(copy, "dist"), {recursive: true});
+    fs.mkdirSync(path.join(copy, "bins", "linux-x64"), {recursive: true});
+    for (const name of fs.readdirSync(binsDir)) {
+        if (/^libggml-cpu-.*\.so$/.test(name) && name !== REFERENCE_CPU_BACKEND + ".so") continue;
+        fs.copyFileSync(path.join(binsDir, name), path.join(copy, "bins", "linux-x64", name));
+    }
+    const target = pathToFileURL(path.join(copy, path.relative(packageDir, entry))).href;
+    const hook = `export async function resolve(specifier, context, next) {
+        if (specifier === ${JSON.stringify(LLAMA_BINARIES_PACKAGE)}) return {url: ${JSON.stringify(target)}, shortCircuit: true};
+        return next(specifier, context);
+    }`;
+    register("data:text/javascript," + encodeURIComponent(hook));
+    zen4PackageDir = copy;
+    return copy;
+}
+
+export async function getReferenceLlama({logger = null} = {}) {
+    const {getLlama, LlamaLogLevel} = await import("node-llama-cpp");
+    assert(!process.env.GGML_BACKEND_PATH, "GGML_BACKEND_PATH is set: it would load another ggml backend; unset it");
+    const missing = missingZen4Flags();
+    const forced = missing.length === 0 && process.platform === "linux" && process.arch === "x64";
+    if (!forced && process.env.GOLDEN_ALLOW_AVX2 !== "1") {
+        throw new Error(`this CPU lacks ${missing.join(", ")}: it cannot run llama.cpp's zen4 CPU library, whose ` +
+            "arithmetic smolinfer reproduces; generate on an AVX-512 machine with those features (or set " +
+            "GOLDEN_ALLOW_AVX2=1 to record whichever variant ggml picks, which is not that arithmetic)");
+    }
+    const copy = forced ? redirectBinariesToZen4Copy() : null;
+    const logs = [];
+    const llama = await getLlama({
+        gpu: false,
+        build: "never",
+        logLevel: LlamaLogLevel.debug,
+        logger: (level, message) => {
+            logs.push(message);
+            if (logger) logger(level, message);
+            else if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) process.stderr.write(message);
+        }
+    });
+    await waitForLog(logs, /loaded CPU backend from/);
+    const loaded = logs.join("\n").match(/loaded CPU backend from (\S+)/);
+    const cpuBackendPath = loaded?.[1] ?? null;
+    const cpuBackend = cpuBackendPath ? path.basename(cpuBackendPath).replace(/\.so$/, "") : null;
+    // The CPU libraries mapped into this process, as a second witness.
+    const mapped = [...new Set(fs.readFileSync("/proc/self/maps", "utf8").split("\n")
+        .map((l) => l.match(/(\/\S*libggml-cpu-[\w-]+\.so)$/)?.[1]).filter(Boolean))];
+    if (forced) {
+        const want = path.join(copy, "bins", "linux-x64", REFERENCE_CPU_BACKEND + ".so");
+        if (cpuBackendPath !== want || mapped.length !== 1 || mapped[0] !== want) {
+            await llama.dispose();
+            throw new Error(`llama.cpp loaded its CPU backend from ${cpuBackendPath ?? "(no 'loaded CPU backend' log line)"} ` +
+                `(mapped: ${mapped.join(", ") || "none"}), not ${want}: refusing to write golden files from another CPU variant`);
+        }
+        log(`llama.cpp CPU backend: ${cpuBackendPath} (forced; the package's other libggml-cpu-*.so left out)`);
+    } else {
+        log(`llama.cpp CPU backend: ${cpuBackendPath} (GOLDEN_ALLOW_AVX2=1: NOT the zen4 variant smolinfer reproduces)`);
+    }
+    const cpu = forced
+        ? "AVX-512 (llama.cpp's zen4 CPU variant, forced: the only libggml-cpu-*.so ggml was shown)"
+        : `${cpuBackend} (GOLDEN_ALLOW_AVX2=1; not the zen4 arithmetic smolinfer reproduces)`;
+    return {llama, cpu, cpuBackend, cpuBackendPath, logs};
+}
+
+// node-llama-cpp hands llama.cpp's log lines to JavaScript through the event
+// loop: a line may arrive after the call that logged it has returned. Waits
+// (up to `ms`) until `count` messages of `logs`, from index `from` on, match
+// `re`; says whether they did.
+export async function waitForLog(logs, re, {count = 1, from = 0, ms = 2000} = {}) {
+    const seen = () => logs.slice(from).filter((m) => re.test(m)).length >= count;
+    for (const t0 = performance.now(); !seen() && performance.now() - t0 < ms;)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+    return seen();
+}
+
+// What node-llama-cpp is installed (checked against the pinned version) and
+// which llama.cpp release it carries.
+export function llamaEngineInfo(pinnedVersion) {
+    let dir = path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp")));
+    while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    assert(pkg.name === "node-llama-cpp", `unexpected package at ${dir}`);
+    assert(pkg.version === pinnedVersion,
+        `node-llama-cpp ${pkg.version} is installed, ${pinnedVersion} is required (run npm ci in scripts/golden)`);
+    const info = JSON.parse(fs.readFileSync(path.join(dir, "llama", "llama.cpp.info.json"), "utf8"));
+    return {version: pkg.version, llamaCppTag: info.tag, llamaCppRepo: info.llamaCppGithubRepo};
+}
+
+// Whether llama.cpp's context log says flash attention is on (true/false), or null.
+export function flashAttentionFromLogs(logs) {
+    const text = logs.join("");
+    if (/Flash Attention enabled|flash_attn\s*=\s*enabled/.test(text)) return true;
+    if (/flash_attn\s*=\s*disabled/.test(text)) return false;
+    return null;
 }

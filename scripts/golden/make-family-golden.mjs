@@ -20,12 +20,8 @@ import os from "node:os";
 import path from "node:path";
 import {execFileSync} from "node:child_process";
 import {fileURLToPath} from "node:url";
-import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
-    assert, elapsed, jsonBlock, linesArray, log, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
-
-// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
-const CPU_VARIANT = llamaCpuVariant();
+    assert, elapsed, jsonBlock, linesArray, log, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, writeOutput, getReferenceLlama} from "./golden-lib.mjs";
 
 setLogPrefix("make-family-golden");
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -55,7 +51,8 @@ const engineDir = path.join(HERE, "node_modules", "node-llama-cpp");
 const enginePkg = JSON.parse(fs.readFileSync(path.join(engineDir, "package.json"), "utf8"));
 const llamaCppInfo = JSON.parse(fs.readFileSync(path.join(engineDir, "llama", "llama.cpp.info.json"), "utf8"));
 
-const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+// llama.cpp with its zen4 CPU library (golden-lib.mjs: getReferenceLlama).
+const {llama, cpu: CPU_VARIANT} = await getReferenceLlama();
 
 // Deterministic prompt ids (a linear congruential generator), skipping
 // end-of-generation tokens so that every prompt is evaluated whole.

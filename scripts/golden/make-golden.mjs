@@ -20,13 +20,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 import {
-    arraysEqual, assert, elapsed, jsonBlock, linesArray, log, num, Raw, renderGenerationCase,
-    sha256File, topLogprobs, wrappedNumbers, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
-
-// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
-const CPU_VARIANT = llamaCpuVariant();
+    arraysEqual, assert, elapsed, getReferenceLlama, jsonBlock, linesArray, log, num, Raw, renderGenerationCase,
+    sha256File, topLogprobs, waitForLog, wrappedNumbers, writeOutput} from "./golden-lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -105,19 +101,10 @@ log(`model ${modelPath} sha256 ${modelSha256} (${elapsed(t0)})`);
 // scripts/fetch-model and scripts/quantized-model verify the model against
 // their recorded sha256; the outputs record it too.
 
-const llamaLogs = [];
-const llama = await getLlama({
-    gpu: false,
-    build: "never",
-    logLevel: LlamaLogLevel.debug,
-    logger: (level, message) => {
-        llamaLogs.push(message);
-        if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) process.stderr.write(message);
-    }
-});
+// llama.cpp with its zen4 CPU library, whichever this CPU would get by
+// default (golden-lib.mjs: getReferenceLlama); refuses CPUs that cannot run it.
+const {llama, cpu: CPU_VARIANT, cpuBackend: loadedCpuBackend, logs: llamaLogs} = await getReferenceLlama();
 const model = await llama.loadModel({modelPath});
-
-const loadedCpuBackend = (llamaLogs.join("").match(/loaded CPU backend from \S*?(libggml-cpu-[\w-]+)\.so/) ?? [])[1] ?? null;
 
 const sourceBase = {
     engine: `node-llama-cpp ${enginePkg.version}`,
@@ -174,6 +161,7 @@ const contextOptions = {contextSize: 1024, batchSize: 512, threads, flashAttenti
 if (args.only.has("generation") || args.only.has("perplexity")) {
     context = await model.createContext({...contextOptions, sequences: 1});
     sequence = context.getSequence();
+    await waitForLog(llamaLogs, /flash_attn\s*=|Flash Attention/);  // the log line may come a little later
     const fa = (() => {
         const logs = llamaLogs.join("");
         if (/Flash Attention enabled|flash_attn\s*=\s*enabled/.test(logs)) return true;

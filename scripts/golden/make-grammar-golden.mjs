@@ -12,12 +12,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import {getLlama, LlamaGrammar, LlamaGrammarEvaluationState, LlamaLogLevel} from "node-llama-cpp";
+import {LlamaGrammar, LlamaGrammarEvaluationState} from "node-llama-cpp";
 import crypto from "node:crypto";
-import {assert, elapsed, jsonBlock, linesArray, log, num, Raw, sha256File, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+import {assert, elapsed, getReferenceLlama, jsonBlock, linesArray, log, num, Raw, sha256File, writeOutput} from "./golden-lib.mjs";
 
-// Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
-const CPU_VARIANT = llamaCpuVariant();
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PINNED_ENGINE_VERSION = "3.21.1";
@@ -150,18 +148,11 @@ const llamaCppInfo = JSON.parse(fs.readFileSync(path.join(engineDir, "llama", "l
 
 const modelPath = path.resolve(args.model);
 const modelSha256 = sha256File(modelPath);
-const llamaLogs = [];
-const llama = await getLlama({
-    gpu: false, build: "never", logLevel: LlamaLogLevel.debug,
-    logger: (level, message) => {
-        llamaLogs.push(message);
-        if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) process.stderr.write(message);
-    }
-});
+// llama.cpp with its zen4 CPU library (golden-lib.mjs: getReferenceLlama).
+const {llama, cpu: CPU_VARIANT, cpuBackend} = await getReferenceLlama();
 const model = await llama.loadModel({modelPath});
 const context = await model.createContext({contextSize: 1024, batchSize: 512, threads: 2, flashAttention: false, sequences: 1});
 const sequence = context.getSequence();
-const cpuBackend = (llamaLogs.join("").match(/loaded CPU backend from \S*?(libggml-cpu-[\w-]+)\.so/) ?? [])[1] ?? null;
 const vocabSize = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
 const addon = llama._bindings.AddonSampler;
 

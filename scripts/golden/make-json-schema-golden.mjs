@@ -16,8 +16,8 @@ import path from "node:path";
 import crypto from "node:crypto";
 import {execFileSync} from "node:child_process";
 import {fileURLToPath} from "node:url";
-import {getLlama, LlamaLogLevel, LlamaGrammarEvaluationState} from "node-llama-cpp";
-import {assert, elapsed, jsonBlock, linesArray, log, Raw, setLogPrefix, sha256File, writeOutput, llamaCpuVariant} from "./golden-lib.mjs";
+import {LlamaGrammarEvaluationState} from "node-llama-cpp";
+import {assert, elapsed, jsonBlock, linesArray, log, Raw, setLogPrefix, sha256File, writeOutput, llamaCpuVariant, getReferenceLlama} from "./golden-lib.mjs";
 
 // Which of llama.cpp's CPU variants computes these numbers (refuses AVX2-only CPUs).
 const CPU_VARIANT = llamaCpuVariant();
@@ -102,7 +102,8 @@ if (args.only.has("generation")) {
         `node-llama-cpp ${enginePkg.version} is installed, ${PINNED_ENGINE_VERSION} is required (run npm ci in scripts/golden)`);
     const modelPath = path.resolve(args.model);
     const modelSha256 = sha256File(modelPath);
-    const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+    // llama.cpp with its zen4 CPU library (golden-lib.mjs: getReferenceLlama).
+    const {llama} = await getReferenceLlama();
     const model = await llama.loadModel({modelPath});
     // One thread by default: on a busy two-core machine llama.cpp's spinning
     // worker threads slow grammar-constrained decoding down a hundredfold,
