@@ -157,5 +157,81 @@ TEST(AttentionKernels, WholeHeadsAreTheSameWithEitherKernels) {
     }
 }
 
+// A sliding window (Gemma): positions before it masked (-inf scores, so the
+// sums group by cache cell as llama.cpp's), the same bits with either
+// kernel set; a window of one position gives that position's value row.
+TEST(AttentionKernels, SlidingWindowMasksWhatItHides) {
+    std::vector<std::pair<std::string, const model::AttentionKernels*>> sets = simd_kernels();
+    sets.emplace_back("reference", &model::attention_kernels_reference());
+    for (const auto& [set_name, kernels] : sets) {
+        SCOPED_TRACE(set_name);
+        std::mt19937 rng(9);
+        KvCache cache(1, 400, 192);
+        fill(cache, 1, 400, rng);
+        std::normal_distribution<float> d(0.0f, 2.0f);
+        std::vector<float> q(3 * 64), scratch(model::attention_scratch_floats(3, 400));
+        for (auto& x : q) x = d(rng);
+        for (const int window : {1, 5, 64, 100}) {
+            const model::AttentionShape shape{9, 3, 64, 0.0f, window};
+            for (const int pos : {0, 3, 63, 64, 150, 399}) {
+                for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                    std::vector<float> a(3 * 64), b(3 * 64);
+                    model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), a.data(), scratch.data(), order,
+                                        model::attention_kernels_reference());
+                    model::attend_heads(cache, 0, shape, 3, 3, pos, q.data(), b.data(), scratch.data(), order, *kernels);
+                    EXPECT_TRUE(same_bits(a, b)) << "window " << window << " pos " << pos;
+                    if (window == 1) {
+                        for (int h = 0; h < 3; ++h) {
+                            for (int i = 0; i < 64; ++i) {
+                                ASSERT_EQ(b[size_t(64 * h + i)], quant::fp16_to_f32(cache.v(0, pos, 64 + i)))
+                                    << "pos " << pos << " head " << h << " dim " << i;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The same window over a sliding-window layer's ring of cells (KvCache):
+// once past the ring's first lap the cells hold the newest lap first, as
+// llama.cpp's SWA cache does, so the same terms are summed in another order.
+TEST(AttentionKernels, RingOfAWindowAttendsAsTheWholeCache) {
+    std::vector<std::pair<std::string, const model::AttentionKernels*>> sets = simd_kernels();
+    sets.emplace_back("reference", &model::attention_kernels_reference());
+    constexpr int kRing = 256, kWindow = 100, kCtx = 700;
+    for (const auto& [set_name, kernels] : sets) {
+        SCOPED_TRACE(set_name);
+        std::mt19937 rng(21);
+        KvCache all(1, kCtx, 192);
+        fill(all, 1, kCtx, rng);
+        std::normal_distribution<float> d(0.0f, 2.0f);
+        std::vector<float> q(3 * 64), scratch(model::attention_scratch_floats(3, kCtx));
+        for (auto& x : q) x = d(rng);
+        const model::AttentionShape shape{9, 3, 64, 0.0f, kWindow};
+        for (const int pos : {99, 255, 256, 300, 355, 600}) {
+            KvCache ring(1, kCtx, 192, KvCache::ValueLayout::Transposed, kRing, {1}, kWindow);
+            for (int p = 0; p <= pos; ++p) {
+                std::copy(all.k(0, p), all.k(0, p) + 192, ring.k(0, ring.cell(0, p)));
+                for (int i = 0; i < 192; ++i) ring.set_v(0, ring.cell(0, p), i, all.v(0, p, i));
+            }
+            for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                std::vector<float> want(3 * 64), ref(3 * 64), got(3 * 64);
+                model::attend_heads(all, 0, shape, 3, 3, pos, q.data(), want.data(), scratch.data(), order, *kernels);
+                model::attend_heads(ring, 0, shape, 3, 3, pos, q.data(), ref.data(), scratch.data(), order,
+                                    model::attention_kernels_reference());
+                model::attend_heads(ring, 0, shape, 3, 3, pos, q.data(), got.data(), scratch.data(), order, *kernels);
+                EXPECT_TRUE(same_bits(got, ref)) << "pos " << pos;
+                if (pos < kRing) {
+                    EXPECT_TRUE(same_bits(got, want)) << "pos " << pos;
+                } else {
+                    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-3f) << "pos " << pos;
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace smolinfer

@@ -398,7 +398,7 @@ TEST_P(Batch, BadInputIsRefusedWithoutTakingASequence) {
 }
 
 // Each golden model with flash attention off and on.
-INSTANTIATE_TEST_SUITE_P(Model, Batch, ::testing::ValuesIn(test::golden_runs()),
+INSTANTIATE_TEST_SUITE_P(Model, Batch, ::testing::ValuesIn(test::smollm2_golden_runs()),
                          [](const auto& info) { return test::golden_run_test_name(info.param); });
 
 }  // namespace

@@ -237,7 +237,7 @@ TEST_F(CliErrors, MissingMetadata) {
 TEST_F(CliErrors, WrongArchitecture) {
     Gguf g = tiny();
     g.kv("general.architecture", enc_string("mamba"));
-    expect_run_error(g, {"unsupported architecture 'mamba'", "supported: llama, qwen2, qwen3, phi3"});
+    expect_run_error(g, {"unsupported architecture 'mamba'", "supported: llama, qwen2, qwen3, phi3, gemma3"});
 }
 
 TEST_F(CliErrors, MissingTensor) {

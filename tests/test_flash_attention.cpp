@@ -6,6 +6,7 @@
 // against llama.cpp itself: the flash-attn golden files.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -74,6 +75,63 @@ TEST(FlashAttention, ChunkPathEqualsTheReference) {
     }
 }
 
+// A token decoded alone, split as llama.cpp splits it between its threads
+// once its cache view (cells in use, padded to 256) reaches 512 cells: the
+// fast form equals the reference part for part, with and without a window
+// and in a ring that has wrapped.
+TEST(FlashAttention, SplitDecodeEqualsTheReference) {
+    std::mt19937 rng(23);
+    const Shape shapes[] = {{9, 3, 64}, {4, 1, 256}, {2, 1, 40}};
+    constexpr int kCtx = 800;
+    for (const Shape& s : shapes) {
+        const int kv_dim = s.n_head_kv * s.head_dim;
+        const int group = s.n_head / s.n_head_kv;
+        std::vector<float> scratch(model::attention_scratch_floats(group, kCtx));
+        const KvCache cache = random_cache(kCtx, kv_dim, 720, rng);
+        for (const int window : {0, 100, 512}) {
+            const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.0f, window};
+            for (const int pos : {256, 300, 511, 512, 700}) {
+                const std::vector<float> q = random_floats(size_t(group * s.head_dim), rng);
+                for (const int splits : {2, 3, 4}) {
+                    const size_t m = size_t(group * s.head_dim);
+                    std::vector<float> fast(m), ref(m);
+                    model::flash_attend_heads(cache, 0, shape, 0, group, pos, q.data(), fast.data(), scratch.data(), true,
+                                              splits);
+                    model::flash_attend_heads_ref(cache, 0, shape, 0, group, pos, q.data(), ref.data(), scratch.data(),
+                                                  splits);
+                    ASSERT_TRUE(same_bits(fast, ref)) << "head_dim " << s.head_dim << " window " << window << " pos "
+                                                      << pos << " splits " << splits;
+                }
+            }
+        }
+    }
+}
+
+// The split changes only the last bits (each part's own half accumulator),
+// never which positions count: within a few half steps of one walk. Below
+// a 512-cell view (positions up to 255) llama.cpp does not split at all.
+TEST(FlashAttention, SplitDecodeStaysNearOneWalkAndStartsAt256Positions) {
+    std::mt19937 rng(29);
+    const AttentionShape shape{4, 1, 64};
+    std::vector<float> scratch(model::attention_scratch_floats(4, 600));
+    const KvCache cache = random_cache(600, 64, 600, rng);
+    const std::vector<float> q = random_floats(4 * 64, rng);
+    std::vector<float> one(4 * 64), split(4 * 64);
+    model::flash_attend_heads_ref(cache, 0, shape, 0, 4, 255, q.data(), one.data(), scratch.data(), 1);
+    model::flash_attend_heads_ref(cache, 0, shape, 0, 4, 255, q.data(), split.data(), scratch.data(), 4);
+    EXPECT_TRUE(same_bits(one, split));
+    bool differs = false;
+    for (const int pos : {256, 400, 599}) {
+        model::flash_attend_heads_ref(cache, 0, shape, 0, 4, pos, q.data(), one.data(), scratch.data(), 1);
+        model::flash_attend_heads_ref(cache, 0, shape, 0, 4, pos, q.data(), split.data(), scratch.data(), 2);
+        for (size_t i = 0; i < one.size(); ++i) {
+            ASSERT_NEAR(split[i], one[i], 4e-3f * (1.0f + std::abs(one[i]))) << "pos " << pos << " value " << i;
+        }
+        differs = differs || !same_bits(one, split);
+    }
+    EXPECT_TRUE(differs) << "two parts gave one walk's bits at every position: the split did not happen";
+}
+
 TEST(FlashAttention, TiledPathEqualsTheReference) {
     std::mt19937 rng(11);
     for (const Shape& s : kShapes) {
@@ -99,6 +157,123 @@ TEST(FlashAttention, TiledPathEqualsTheReference) {
                     ASSERT_TRUE(same_bits(fast, ref))
                         << "head_dim " << s.head_dim << " first " << first << " tokens " << n_tokens << " kv " << kv;
                 }
+            }
+        }
+    }
+}
+
+// A sliding window (Gemma): the chunk path walks only the positions it
+// shows, so its result is the one of a cache holding just those positions
+// (moved to the front); the tiled path masks whole tiles and the start of
+// the first one it shows, and its fast form stays equal to the reference.
+TEST(FlashAttention, SlidingWindowSeesOnlyItsPositions) {
+    std::mt19937 rng(13);
+    const Shape shapes[] = {{9, 3, 64}, {4, 1, 256}};
+    for (const Shape& s : shapes) {
+        const int kv_dim = s.n_head_kv * s.head_dim;
+        const int group = s.n_head / s.n_head_kv;
+        const int n_ctx = 360;
+        const KvCache cache = random_cache(n_ctx, kv_dim, 330, rng);
+        const size_t q_stride = size_t(s.n_head * s.head_dim);
+        std::vector<float> scratch(model::attention_scratch_floats(group, n_ctx) +
+                                   model::flash_tiled_scratch_floats(s.head_dim, group));
+        for (const int window : {1, 7, 64, 100}) {
+            const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.0f, window};
+            const AttentionShape all{s.n_head, s.n_head_kv, s.head_dim};
+            for (const int pos : {0, 6, 64, 130, 263, 326}) {
+                const int lo = model::visible_runs(shape, 0, pos).begin[0];
+                KvCache moved(1, n_ctx, kv_dim, KvCache::ValueLayout::Rows);
+                for (int p = lo; p <= pos; ++p) {
+                    std::copy(cache.k(0, p), cache.k(0, p) + kv_dim, moved.k(0, p - lo));
+                    std::copy(cache.v_row(0, p), cache.v_row(0, p) + kv_dim, moved.v_row(0, p - lo));
+                }
+                const std::vector<float> q = random_floats(q_stride, rng);
+                const size_t m = size_t(group * s.head_dim);
+                std::vector<float> ref(m), fast(m), want(m);
+                model::flash_attend_heads_ref(cache, 0, shape, 0, group, pos, q.data(), ref.data(), scratch.data());
+                model::flash_attend_heads(cache, 0, shape, 0, group, pos, q.data(), fast.data(), scratch.data());
+                model::flash_attend_heads_ref(moved, 0, all, 0, group, pos - lo, q.data(), want.data(), scratch.data());
+                ASSERT_TRUE(same_bits(ref, want)) << "chunk, window " << window << " pos " << pos;
+                ASSERT_TRUE(same_bits(fast, ref)) << "chunk, window " << window << " pos " << pos;
+
+                std::vector<float> tiled(q_stride), tiled_ref(q_stride), tiled_moved(q_stride);
+                model::flash_attend_tiled(cache, 0, shape, 0, 1, &pos, q.data(), tiled.data(), q_stride, scratch.data());
+                model::flash_attend_tiled_ref(cache, 0, shape, 0, 1, &pos, q.data(), tiled_ref.data(), q_stride,
+                                              scratch.data());
+                const int moved_pos = pos - lo;
+                model::flash_attend_tiled_ref(moved, 0, all, 0, 1, &moved_pos, q.data(), tiled_moved.data(), q_stride,
+                                              scratch.data());
+                ASSERT_TRUE(same_bits(tiled, tiled_ref)) << "tiled, window " << window << " pos " << pos;
+                for (size_t i = 0; i < m; ++i) {
+                    // The tiles group the same positions another way: the last bits may differ.
+                    ASSERT_NEAR(tiled_ref[i], tiled_moved[i], 1e-5f + 1e-5f * std::abs(tiled_moved[i]))
+                        << "tiled, window " << window << " pos " << pos << " value " << i;
+                }
+            }
+        }
+        // A run of tokens whose windows start in different tiles.
+        const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.0f, 100};
+        const int n_tokens = model::kFlashTokensPerCall;
+        std::vector<int> pos(static_cast<size_t>(n_tokens));
+        for (int t = 0; t < n_tokens; ++t) pos[size_t(t)] = 200 + t;
+        const std::vector<float> q = random_floats(size_t(n_tokens) * q_stride, rng);
+        std::vector<float> fast(q.size()), ref(q.size());
+        for (int kv = 0; kv < s.n_head_kv; ++kv) {
+            model::flash_attend_tiled(cache, 0, shape, kv, n_tokens, pos.data(), q.data(), fast.data(), q_stride, scratch.data());
+            model::flash_attend_tiled_ref(cache, 0, shape, kv, n_tokens, pos.data(), q.data(), ref.data(), q_stride,
+                                          scratch.data());
+        }
+        ASSERT_TRUE(same_bits(fast, ref)) << "a run of tokens, head_dim " << s.head_dim;
+    }
+}
+
+// A sliding-window layer's ring (KvCache): position p in cell p % ring. Up
+// to its first lap the cells are the positions and every path gives the
+// same bits as a cache of all positions; past it the cells hold the newest
+// lap first, in llama.cpp's order, so sums of the same terms group another
+// way (the chunk path's half accumulator rounds them to half steps). The
+// fast forms stay bit-identical to the references.
+TEST(FlashAttention, RingOfAWindowAttendsAsTheWholeCache) {
+    std::mt19937 rng(17);
+    const Shape shapes[] = {{9, 3, 64}, {4, 1, 256}};
+    constexpr int kRing = 64, kWindow = 40, kCtx = 200;
+    for (const Shape& s : shapes) {
+        const int kv_dim = s.n_head_kv * s.head_dim;
+        const int group = s.n_head / s.n_head_kv;
+        const size_t q_stride = size_t(s.n_head * s.head_dim);
+        const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.0f, kWindow};
+        std::vector<float> scratch(model::attention_scratch_floats(group, kCtx) +
+                                   model::flash_tiled_scratch_floats(s.head_dim, group));
+        const KvCache all = random_cache(kCtx, kv_dim, kCtx, rng);
+        for (const int pos : {30, 63, 64, 100, 127, 150, 199}) {
+            // The ring as it is once positions 0..pos have been written.
+            KvCache ring(1, kCtx, kv_dim, KvCache::ValueLayout::Rows, kRing, {1}, kWindow);
+            for (int p = 0; p <= pos; ++p) {
+                std::copy(all.k(0, p), all.k(0, p) + kv_dim, ring.k(0, ring.cell(0, p)));
+                std::copy(all.v_row(0, p), all.v_row(0, p) + kv_dim, ring.v_row(0, ring.cell(0, p)));
+            }
+            const std::vector<float> q = random_floats(q_stride, rng);
+            const size_t m = size_t(group * s.head_dim);
+            std::vector<float> want(m), ref(m), fast(m);
+            model::flash_attend_heads_ref(all, 0, shape, 0, group, pos, q.data(), want.data(), scratch.data());
+            model::flash_attend_heads_ref(ring, 0, shape, 0, group, pos, q.data(), ref.data(), scratch.data());
+            model::flash_attend_heads(ring, 0, shape, 0, group, pos, q.data(), fast.data(), scratch.data());
+            ASSERT_TRUE(same_bits(fast, ref)) << "chunk, pos " << pos;
+            if (pos < kRing) {
+                ASSERT_TRUE(same_bits(ref, want)) << "chunk, pos " << pos;
+            } else {
+                // A few steps of the half accumulator (2^-10 of the value) apart at most.
+                for (size_t i = 0; i < m; ++i) {
+                    ASSERT_NEAR(ref[i], want[i], 4e-3f * (1.0f + std::abs(want[i]))) << "chunk, pos " << pos << " value " << i;
+                }
+            }
+            std::vector<float> t_want(q_stride), t_ref(q_stride), t_fast(q_stride);
+            model::flash_attend_tiled_ref(all, 0, shape, 0, 1, &pos, q.data(), t_want.data(), q_stride, scratch.data());
+            model::flash_attend_tiled_ref(ring, 0, shape, 0, 1, &pos, q.data(), t_ref.data(), q_stride, scratch.data());
+            model::flash_attend_tiled(ring, 0, shape, 0, 1, &pos, q.data(), t_fast.data(), q_stride, scratch.data());
+            ASSERT_TRUE(same_bits(t_fast, t_ref)) << "tiled, pos " << pos;
+            for (size_t i = 0; i < m; ++i) {
+                ASSERT_NEAR(t_ref[i], t_want[i], 1e-5f + 1e-5f * std::abs(t_want[i])) << "tiled, pos " << pos << " value " << i;
             }
         }
     }

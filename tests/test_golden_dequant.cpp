@@ -43,7 +43,7 @@ TEST_P(GoldenDequant, EveryTensorEqualsTheGgufPackage) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, GoldenDequant, ::testing::ValuesIn(test::golden_models()),
+INSTANTIATE_TEST_SUITE_P(Model, GoldenDequant, ::testing::ValuesIn(test::smollm2_golden_models()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

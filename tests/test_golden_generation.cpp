@@ -87,6 +87,10 @@ protected:
             o.context = (*golden_)["context_size"].get<int>();
             o.exact = !test::fast_arithmetic();
             o.flash_attention = test::golden_flash_attention(*golden_);
+            o.reference_threads = test::golden_threads(*golden_);
+            // node-llama-cpp's n_ubatch sizes llama.cpp's sliding-window ring.
+            const auto& ctx = (*golden_)["source"]["context"];
+            if (ctx.contains("llama_cpp_n_ubatch")) o.reference_ubatch = ctx["llama_cpp_n_ubatch"].get<int>();
             if (random) {
 #ifndef __EMSCRIPTEN__
                 const std::string sha = (*golden_)["model_sha256"];
@@ -215,6 +219,9 @@ std::vector<std::string> all_models() {
 #ifndef __EMSCRIPTEN__
     // Natively only: the browser test loads the 1.7B one (web/tests/large.test.mjs).
     for (const auto& s : test::large_model_specs()) names.push_back(s.name);
+    // 2,000 prompt tokens and 200 generated in a 4,096 context, where the
+    // sliding-window ring wraps (about 10 s each natively: not in WebAssembly).
+    for (const char* run : {"gemma-3-270m/long", "gemma-3-270m/long/flash-attn"}) names.push_back(run);
 #endif
     return names;
 }

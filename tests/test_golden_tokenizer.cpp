@@ -1,5 +1,6 @@
-// Tokenization of 496 varied strings, identical to llama.cpp on every golden
-// model (tests/golden/<model>/tokenizer.json, written by scripts/make-golden).
+// Tokenization identical to llama.cpp on every golden model: 496 varied
+// strings for SmolLM2, a multilingual corpus for Gemma 3
+// (tests/golden/<model>/tokenizer.json, written by scripts/make-golden).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -29,13 +30,15 @@ TEST_P(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
     SessionOptions o;
     o.context = 64;  // tokenizing needs no cache
     const auto session = Session::open_file(test::model_path(GetParam()), o);
+    // SmolLM2's reference ran with add_special = false (the model adds no
+    // BOS anyway); Gemma's with add_special = true, as llama_tokenize adds BOS.
+    const bool add_special = golden.value("add_special", false);
     int failures = 0;
     size_t n = 0;
     for (const auto& c : golden["cases"]) {
         const std::string text = c["text"];
         const bool special = c["parse_special"];
-        // llama.cpp's reference ran with add_special = false; this model adds no BOS anyway.
-        const auto ids = session->tokenize(text, false, special);
+        const auto ids = session->tokenize(text, add_special, special);
         const auto want = c["ids"].get<std::vector<TokenId>>();
         ++n;
         if (ids != want && failures++ < 10) {
@@ -44,7 +47,7 @@ TEST_P(GoldenTokenizer, EveryStringTokenizesExactlyAsLlamaCpp) {
         }
     }
     EXPECT_EQ(failures, 0) << failures << " of " << n << " strings differ";
-    EXPECT_GE(n, 300u);
+    EXPECT_GE(n, 100u);
 }
 
 TEST_P(GoldenTokenizer, PerplexityTextTokenizesExactlyAsLlamaCpp) {
@@ -58,7 +61,7 @@ TEST_P(GoldenTokenizer, PerplexityTextTokenizesExactlyAsLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Model, GoldenTokenizer, ::testing::ValuesIn(test::golden_models()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& info) { return test::golden_run_test_name(info.param); });
 
 }  // namespace
 }  // namespace smolinfer

@@ -136,7 +136,7 @@ TEST(ModelErrors, WrongArchitecture) {
         const std::string m = open_error(g);
         EXPECT_HAS(m, "unsupported architecture '" + arch + "'");
         EXPECT_HAS(m, "general.architecture");
-        EXPECT_HAS(m, "supported: llama, qwen2, qwen3, phi3");
+        EXPECT_HAS(m, "supported: llama, qwen2, qwen3, phi3, gemma3");
     }
 }
 

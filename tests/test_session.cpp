@@ -12,6 +12,7 @@
 
 #include "smolinfer/session.h"
 #include "support/tiny_model.h"
+#include "support/generate_options.h"
 
 namespace smolinfer {
 namespace {
@@ -36,13 +37,7 @@ std::unique_ptr<Session> open_tiny(int context = 0, int batch = 64) {
     return Session::open_bytes(tiny_bytes(), o);
 }
 
-GenerateOptions greedy(int max_tokens) {
-    GenerateOptions g;
-    g.max_tokens = max_tokens;
-    g.sampling.temperature = 0.0f;
-    g.ignore_eos = true;  // a random model may emit an end token at any time
-    return g;
-}
+using test::greedy;
 
 // Argmax with ties to the lowest id (the greedy sampler's rule), and the gap
 // to the runner-up.

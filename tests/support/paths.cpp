@@ -1,5 +1,6 @@
 #include "support/paths.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
@@ -15,7 +16,11 @@ nlohmann::json load_golden(const std::string& name) {
 }
 
 std::string model_path(const std::string& name) {
-    const std::string var = name == "Q4_1" ? "SMOLINFER_MODEL" : "SMOLINFER_MODEL_" + name;
+    std::string var = "SMOLINFER_MODEL";
+    if (name != "Q4_1") {
+        var += "_";
+        for (const char ch : name) var += std::isalnum(static_cast<unsigned char>(ch)) ? char(std::toupper(ch)) : '_';
+    }
     const char* p = std::getenv(var.c_str());
     if (p == nullptr || *p == '\0') {
         throw std::runtime_error(var + " is not set: run the tests with 'make test', which fetches and makes the models");
@@ -34,17 +39,31 @@ std::string llama_source_path(const std::string& relative) {
     return path;
 }
 
-const std::vector<std::string>& golden_models() {
+const std::vector<std::string>& smollm2_golden_models() {
     static const std::vector<std::string> names = {"Q4_1", "Q4_K_M"};
     return names;
 }
 
+const std::vector<std::string>& golden_models() {
+    static const std::vector<std::string> names = {"Q4_1", "Q4_K_M", "gemma-3-270m"};
+    return names;
+}
+
+namespace {
+std::vector<std::string> runs_of(const std::vector<std::string>& models) {
+    std::vector<std::string> r = models;
+    for (const std::string& m : models) r.push_back(m + "/flash-attn");
+    return r;
+}
+}  // namespace
+
 const std::vector<std::string>& golden_runs() {
-    static const std::vector<std::string> runs = [] {
-        std::vector<std::string> r = golden_models();
-        for (const std::string& m : golden_models()) r.push_back(m + "/flash-attn");
-        return r;
-    }();
+    static const std::vector<std::string> runs = runs_of(golden_models());
+    return runs;
+}
+
+const std::vector<std::string>& smollm2_golden_runs() {
+    static const std::vector<std::string> runs = runs_of(smollm2_golden_models());
     return runs;
 }
 
@@ -62,6 +81,14 @@ FlashAttention golden_flash_attention(const nlohmann::json& golden) {
     const auto& f = golden.at("source").at("context").at("flashAttention");
     if (!f.is_boolean()) throw std::runtime_error("golden source.context.flashAttention is not a boolean: " + f.dump());
     return f.get<bool>() ? FlashAttention::On : FlashAttention::Off;
+}
+
+int golden_threads(const nlohmann::json& golden) {
+    const auto& t = golden.at("source").at("context").at("threads");
+    if (!t.is_number_integer() || t.get<int>() < 1) {
+        throw std::runtime_error("golden source.context.threads is not a positive integer: " + t.dump());
+    }
+    return t.get<int>();
 }
 
 std::string cli_path() { return SMOLINFER_CLI_PATH; }

@@ -104,6 +104,33 @@ std::vector<RandomModelSpec> make_specs() {
     phi.n_ctx_orig = 64;
     phi.seed = 16;
     v.push_back(phi);
+    {
+        // Gemma 3: SentencePiece, Q/K norms, post-norms, GEGLU; a window of
+        // 16 on four layers of six (the pattern 3: layers 0, 1, 3, 4), with
+        // its own RoPE base, and key_length 96 over n_embd 256 / 4 heads.
+        RandomModelSpec s;
+        s.name = "gemma3";
+        s.architecture = "gemma3";
+        s.vocab = "llama-spm";
+        s.n_embd = 256;
+        s.n_layer = 6;
+        s.n_head = 4;
+        s.n_head_kv = 1;
+        s.head_dim = 96;
+        s.n_ff = 512;
+        s.rope_base = 1000000.0f;
+        s.qk_norm = true;
+        s.post_norms = true;
+        s.sliding_window = 16;
+        s.swa_pattern = 3;
+        s.rope_base_swa = 10000.0f;
+        s.embd_type = Type::Q8_0;
+        s.attn_type = Type::Q5_0;
+        s.ffn_type = Type::Q4_K;
+        s.down_type = Type::Q6_K;
+        s.seed = 17;
+        v.push_back(s);
+    }
     return v;
 }
 
@@ -265,6 +292,7 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
             vector(p + "attn_k_norm.weight", random_vector(head_dim, 1.0f, 0.2f));
         }
         matrix(p + "attn_output.weight", s.attn_type, Q, s.n_embd, weight_scale(Q));
+        if (s.post_norms) vector(p + "post_attention_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
         vector(p + "ffn_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
         if (s.fused_up) {
             matrix(p + "ffn_up.weight", s.ffn_type, s.n_embd, 2 * s.n_ff, weight_scale(s.n_embd));
@@ -273,6 +301,7 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
             matrix(p + "ffn_up.weight", s.ffn_type, s.n_embd, s.n_ff, weight_scale(s.n_embd));
         }
         matrix(p + "ffn_down.weight", s.down_type, s.n_ff, s.n_embd, weight_scale(s.n_ff));
+        if (s.post_norms) vector(p + "post_ffw_norm.weight", random_vector(s.n_embd, 1.0f, 0.1f));
     }
 
     gguf::StreamWriter w;
@@ -297,6 +326,9 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
         w.add_f32(a + "rope.scaling.attn_factor", 1.1902381f);
         w.add_u32(a + "rope.scaling.original_context_length", uint32_t(s.n_ctx_orig));
     }
+    if (s.sliding_window > 0) w.add_u32(a + "attention.sliding_window", uint32_t(s.sliding_window));
+    if (s.swa_pattern > 0) w.add_u32(a + "attention.sliding_window_pattern", uint32_t(s.swa_pattern));
+    if (s.rope_base_swa > 0) w.add_f32(a + "rope.freq_base_swa", s.rope_base_swa);
     w.add_u32(a + "vocab_size", uint32_t(n_vocab));
     for (const std::string& key : vmd.keys()) {
         if (key.rfind("tokenizer.", 0) == 0) w.add_value(key, *vmd.find(key));

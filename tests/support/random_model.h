@@ -39,6 +39,10 @@ struct RandomModelSpec {
     bool rope_freqs = false;  // Llama 3.x: rope_freqs.weight
     bool longrope = false;    // phi3: rope_factors_short/long, attn_factor, original context
     int n_ctx_orig = 0;       // longrope: rope.scaling.original_context_length
+    bool post_norms = false;  // gemma3: post_attention_norm and post_ffw_norm
+    int sliding_window = 0;   // gemma3: attention.sliding_window (0: none)
+    int swa_pattern = 0;      // gemma3: attention.sliding_window_pattern (0: not written)
+    float rope_base_swa = 0;  // gemma3: rope.freq_base_swa (0: not written)
     bool tied_output = true;
     quant::Type embd_type = quant::Type::Q8_0;
     quant::Type attn_type = quant::Type::Q4_K;
@@ -50,7 +54,8 @@ struct RandomModelSpec {
 };
 
 // The families with golden files: llama-spm (TinyLlama-like), llama3,
-// qwen2, qwen3, phi3 (short and long context).
+// qwen2, qwen3, phi3 (short and long context), gemma3 (a window of 16
+// positions, so that the prompts outgrow it).
 const std::vector<RandomModelSpec>& random_model_specs();
 // SmolLM2-360M and SmolLM2-1.7B in real dimensions and Q4_K_M types, with
 // SmolLM2's vocabulary (tests/golden/large/<name>.json; not in the
