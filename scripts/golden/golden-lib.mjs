@@ -334,3 +334,32 @@ export function flashAttentionFromLogs(logs) {
     if (/flash_attn\s*=\s*disabled/.test(text)) return false;
     return null;
 }
+
+/**
+ * llama-perplexity's score of one chunk: a cleared sequence evaluates `input`
+ * (the chunk, its first token possibly replaced by BOS) in one batch, and
+ * positions first .. input.length - 2 score -log p(targets[j + 1]), p the
+ * float32 softmax of the raw logits. Returns {nll_sum, count}.
+ */
+export async function perplexityChunk(sequence, input, targets, first, label) {
+    const n = input.length;
+    await sequence.clearHistory();
+    assert(sequence.nextTokenIndex === 0, "sequence must be empty");
+    // logits are requested for positions first .. n-2; position j predicts targets[j+1]
+    const evalInput = input.map((t, j) => (j >= first && j <= n - 2) ? [t, {generateNext: {probabilities: true}}] : t);
+    let nll = 0;
+    let count = 0;
+    const seen = new Set();
+    await sequence.controlledEvaluate(evalInput, {
+        onTokenResult(j, result) {
+            const p = result.next.probabilities.get(targets[j + 1]);
+            assert(p != null && p > 0, `${label} position ${j}: no probability for target token`);
+            nll -= Math.log(p);
+            count++;
+            seen.add(j);
+            result.next.probabilities = undefined; // free memory early
+        }
+    });
+    assert(count === n - 1 - first && seen.size === count, `${label}: scored ${count} positions`);
+    return {nll_sum: nll, count};
+}

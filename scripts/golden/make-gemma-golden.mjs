@@ -34,7 +34,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {
     arraysEqual, assert, elapsed, flashAttentionFromLogs, getReferenceLlama, jsonBlock, linesArray, llamaEngineInfo,
-    log, num, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, waitForLog, wrappedNumbers,
+    log, num, perplexityChunk, Raw, renderGenerationCase, setLogPrefix, sha256File, topLogprobs, waitForLog, wrappedNumbers,
     writeOutput} from "./golden-lib.mjs";
 
 setLogPrefix("make-gemma-golden");
@@ -343,26 +343,7 @@ if (args.only.has("perplexity")) {
         // batch of each chunk"); the targets are the original tokens.
         const input = chunk.slice();
         input[0] = BOS;
-        await sequence.clearHistory();
-        assert(sequence.nextTokenIndex === 0, "sequence must be empty");
-        // logits are requested for positions first .. n_ctx-2; position j predicts chunk[j+1]
-        const evalInput = input.map((t, j) => (j >= first && j <= PPL_N_CTX - 2)
-            ? [t, {generateNext: {probabilities: true}}]
-            : t);
-        let nll = 0;
-        let count = 0;
-        const seen = new Set();
-        await sequence.controlledEvaluate(evalInput, {
-            onTokenResult(j, result) {
-                const p = result.next.probabilities.get(chunk[j + 1]);
-                assert(p != null && p > 0, `chunk ${c} position ${j}: no probability for target token`);
-                nll -= Math.log(p);
-                count++;
-                seen.add(j);
-                result.next.probabilities = undefined; // free memory early
-            }
-        });
-        assert(count === PPL_N_CTX - 1 - first && seen.size === count, `chunk ${c}: scored ${count} positions`);
+        const {nll_sum: nll, count} = await perplexityChunk(sequence, input, chunk, first, `chunk ${c}`);
         chunks.push({nll_sum: nll, count});
         totalNll += nll;
         totalCount += count;

@@ -21,8 +21,8 @@ import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {
-    arraysEqual, assert, elapsed, getReferenceLlama, jsonBlock, linesArray, log, num, Raw, renderGenerationCase,
-    sha256File, topLogprobs, waitForLog, wrappedNumbers, writeOutput} from "./golden-lib.mjs";
+    arraysEqual, assert, elapsed, getReferenceLlama, jsonBlock, linesArray, log, num, perplexityChunk, Raw,
+    renderGenerationCase, sha256File, topLogprobs, waitForLog, wrappedNumbers, writeOutput} from "./golden-lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -300,26 +300,7 @@ if (args.only.has("perplexity")) {
     for (let c = 0; c < nChunks; c++) {
         const tc = performance.now();
         const chunk = tokens.slice(c * PPL_N_CTX, (c + 1) * PPL_N_CTX);
-        await sequence.clearHistory();
-        assert(sequence.nextTokenIndex === 0, "sequence must be empty");
-        // logits are requested for positions first .. n_ctx-2; position j predicts chunk[j+1]
-        const input = chunk.map((t, j) => (j >= first && j <= PPL_N_CTX - 2)
-            ? [t, {generateNext: {probabilities: true}}]
-            : t);
-        let nll = 0;
-        let count = 0;
-        const seen = new Set();
-        await sequence.controlledEvaluate(input, {
-            onTokenResult(j, result) {
-                const p = result.next.probabilities.get(chunk[j + 1]);
-                assert(p != null && p > 0, `chunk ${c} position ${j}: no probability for target token`);
-                nll -= Math.log(p);
-                count++;
-                seen.add(j);
-                result.next.probabilities = undefined; // free memory early
-            }
-        });
-        assert(count === PPL_N_CTX - 1 - first && seen.size === count, `chunk ${c}: scored ${count} positions`);
+        const {nll_sum: nll, count} = await perplexityChunk(sequence, chunk, chunk, first, `chunk ${c}`);
         chunks.push({nll_sum: nll, count});
         totalNll += nll;
         totalCount += count;
