@@ -3,11 +3,16 @@
 // uuid): an independent check that grammar-constrained outputs really satisfy
 // their schemas. Used by make-json-schema-golden.mjs (every output it
 // records) and by json-schema-golden.test.mjs (the committed outputs).
+// ajv is one of web/'s development packages (scripts/install-deps installs
+// them), so that make test needs nothing installed in scripts/golden.
 import fs from "node:fs";
+import {createRequire} from "node:module";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+
+const webRequire = createRequire(new URL("../../web/package.json", import.meta.url));
+const Ajv2020 = webRequire("ajv/dist/2020.js").default;
+const addFormats = webRequire("ajv-formats").default;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const SCHEMA_DIR = path.resolve(HERE, "..", "..", "tests", "golden", "json_schema");
