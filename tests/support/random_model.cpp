@@ -1,6 +1,5 @@
 #include "support/random_model.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -344,13 +343,12 @@ std::vector<uint8_t> write_random_model(const RandomModelSpec& s, const gguf::Fi
 #ifndef __EMSCRIPTEN__
 std::string random_model_file(const std::string& name, const std::string& sha256) {
     namespace fs = std::filesystem;
-    struct stat self {};
-    if (::stat("/proc/self/exe", &self) != 0) throw std::runtime_error("cannot stat /proc/self/exe");
+    // Named by the digest its golden file records and checked against it
+    // when written, so a file of that name is the model whatever built it:
+    // the release and sanitizer trees, and later clones, share it.
     const std::string prefix = name + "--";
-    const std::string stamp = std::to_string(self.st_size) + "-" + std::to_string(self.st_mtim.tv_sec) + "." +
-                              std::to_string(self.st_mtim.tv_nsec);
     const fs::path dir = fs::path(scratch_dir()) / "random-models";
-    const fs::path file = dir / (prefix + sha256.substr(0, 16) + "-" + stamp + ".gguf");
+    const fs::path file = dir / (prefix + sha256 + ".gguf");
     if (fs::exists(file)) return file.string();
 
     const std::vector<uint8_t> bytes = random_model_bytes(name);

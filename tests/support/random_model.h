@@ -79,11 +79,11 @@ std::vector<uint8_t> random_model_bytes(const std::string& name);
 
 // random_model_bytes(name) as a file, written once its sha256 is checked
 // against `sha256` (the golden file's) and then reused by every later test
-// process of the same test binary: the 1.7B model takes 10 s to write and
-// ctest runs each test in a process of its own. Kept under scratch_dir(),
-// named after the binary's size and modification time, so a rebuilt binary
-// (a changed generator) writes and checks it again; older copies of the
-// model are removed. Throws when the bytes are not the golden file's.
+// process: the 1.7B model takes 10 s to write and ctest runs each test in a
+// process of its own. Kept under scratch_dir() and named after the digest,
+// so the release and sanitizer builds, and later clones, share it; a
+// changed generator makes other bytes, which fail the check. Older copies
+// of the model are removed. Throws when the bytes are not the golden file's.
 // Native builds only (WebAssembly tests keep the bytes in memory).
 std::string random_model_file(const std::string& name, const std::string& sha256);
 
