@@ -1,7 +1,7 @@
 // Parity with llama.cpp on every golden model: prompt tokens, greedy
-// continuations (Session::generate, each case alone) and the top-10
-// log-probabilities at every generated position (every case side by side in
-// a BatchGenerator, the server's path) (tests/golden/<model>/generation.json, written by
+// continuations and the top-10 log-probabilities at every generated
+// position, every case side by side in a BatchGenerator (the server's path;
+// the first greedy case also alone, Session::generate's path) (tests/golden/<model>/generation.json, written by
 // scripts/make-golden; with flash attention on, as llama.cpp runs by default,
 // tests/golden/<model>/flash-attn/generation.json) -- the real SmolLM2 files and the random-weight
 // models of the other families (tests/golden/families/<name>.json, written
@@ -267,36 +267,96 @@ TEST_P(GoldenGeneration, TopLogprobsAndGreedyChoiceMatchAtEveryPosition) {
                 worst_at.c_str());
 }
 
-// The real generate() loop: identical tokens, or a divergence at a near-tie.
-TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
-    for (const auto& c : (*golden_)["cases"]) {
-        const std::string name = c["name"];
-        const auto golden_ids = c["ids"].get<std::vector<TokenId>>();
-        const bool eog = c["stopped_at_eog"];
-        GenerateOptions o;
-        o.max_tokens = (*golden_)["max_new_tokens"].get<int>();
-        o.sampling.temperature = 0;
-        session_->reset();
-        // Nothing after a divergence is compared: stop there.
-        size_t at = 0;
-        const auto st = session_->generate(c["prompt_ids"].get<std::vector<TokenId>>(), o, [&](const TokenEvent& e) {
-            if (e.token < 0) return true;
-            return at < golden_ids.size() && golden_ids[at++] == e.token;
-        });
-        // Our tokens exclude the end-of-generation token; llama.cpp's list ends with it.
-        const size_t n_expected = golden_ids.size() - (eog ? 1 : 0);
-        size_t k = 0;
-        while (k < st.tokens.size() && k < n_expected && st.tokens[k] == golden_ids[k]) ++k;
-        const bool same = k == st.tokens.size() && k == n_expected &&
-                          (st.stop == StopReason::EndOfGeneration) == eog;
-        if (same) continue;
-        const auto& tops = c["top_logprobs"][k];
-        const double gap = tops[0][1].get<double>() - tops[1][1].get<double>();
-        EXPECT_LT(gap, near_tie()) << name << " diverges at token " << k << " where llama.cpp's top two differ by "
-                                   << gap << " (not a near-tie)";
-        std::printf("%s: %s diverges at token %zu, a near-tie (llama.cpp's top two %.4f apart)\n", GetParam().c_str(),
-                    name.c_str(), k, gap);
+// A greedy run of one case: its tokens (no end-of-generation token) and why it ended.
+struct CaseTokens {
+    std::vector<TokenId> tokens;
+    StopReason stop = StopReason::MaxTokens;
+};
+
+GenerateOptions greedy_options(const nlohmann::json& golden) {
+    GenerateOptions o;
+    o.max_tokens = golden["max_new_tokens"].get<int>();
+    o.sampling.temperature = 0;
+    return o;
+}
+
+// Session::generate, the CLI's and the page's path. Nothing after a
+// divergence from llama.cpp is compared, so the run stops there.
+CaseTokens greedy_alone(Session& session, const nlohmann::json& golden, const nlohmann::json& c) {
+    const auto golden_ids = c["ids"].get<std::vector<TokenId>>();
+    session.reset();
+    size_t at = 0;
+    const auto st = session.generate(c["prompt_ids"].get<std::vector<TokenId>>(), greedy_options(golden),
+                                     [&](const TokenEvent& e) {
+                                         if (e.token < 0) return true;
+                                         return at < golden_ids.size() && golden_ids[at++] == e.token;
+                                     });
+    return {st.tokens, st.stop};
+}
+
+// Every case at once in a BatchGenerator, the server's path (see
+// logprobs_side_by_side), each stopped where it leaves llama.cpp's tokens.
+std::vector<CaseTokens> greedy_side_by_side(Session& session, const nlohmann::json& golden) {
+    const auto& cases = golden["cases"];
+    std::vector<CaseTokens> out(cases.size());
+    BatchGenerator batch(session, int(cases.size()));
+    std::map<int, size_t> case_of;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        case_of[batch.add(cases[i]["prompt_ids"].get<std::vector<TokenId>>(), greedy_options(golden))] = i;
     }
+    while (batch.running() > 0) {
+        for (const BatchEvent& e : batch.step()) {
+            const size_t i = case_of.at(e.sequence);
+            if (e.token >= 0) {
+                const auto& ids = cases[i]["ids"];
+                const size_t at = out[i].tokens.size();
+                out[i].tokens.push_back(e.token);
+                if (at >= ids.size() || ids[at].get<TokenId>() != e.token) {
+                    out[i].stop = StopReason::Stopped;
+                    batch.cancel(e.sequence);
+                    continue;
+                }
+            }
+            if (e.finished) out[i].stop = e.finished->stop;
+        }
+    }
+    return out;
+}
+
+// llama.cpp's tokens, or a divergence where its top two are a near-tie.
+void expect_llama_cpp_tokens(const std::string& model, const nlohmann::json& c, const CaseTokens& ours,
+                             const std::string& path) {
+    const std::string name = c["name"];
+    const auto golden_ids = c["ids"].get<std::vector<TokenId>>();
+    const bool eog = c["stopped_at_eog"];
+    // Our tokens exclude the end-of-generation token; llama.cpp's list ends with it.
+    const size_t n_expected = golden_ids.size() - (eog ? 1 : 0);
+    size_t k = 0;
+    while (k < ours.tokens.size() && k < n_expected && ours.tokens[k] == golden_ids[k]) ++k;
+    const bool same = k == ours.tokens.size() && k == n_expected && (ours.stop == StopReason::EndOfGeneration) == eog;
+    if (same) return;
+    const auto& tops = c["top_logprobs"][k];
+    const double gap = tops[0][1].get<double>() - tops[1][1].get<double>();
+    EXPECT_LT(gap, near_tie()) << name << " (" << path << ") diverges at token " << k
+                               << " where llama.cpp's top two differ by " << gap << " (not a near-tie)";
+    std::printf("%s: %s (%s) diverges at token %zu, a near-tie (llama.cpp's top two %.4f apart)\n", model.c_str(),
+                name.c_str(), path.c_str(), k, gap);
+}
+
+// The real generation loops: identical tokens, or a divergence at a
+// near-tie. Every case side by side (the server's BatchGenerator), and the
+// first also alone (Session::generate): batch invariance makes them the same
+// run, which test_batch.cpp checks bit for bit; here both meet llama.cpp. A
+// golden of one case (the long Gemma run) runs it alone only.
+TEST_P(GoldenGeneration, GreedyContinuationsAreIdentical) {
+    const auto& cases = (*golden_)["cases"];
+    if (cases.size() == 1) {
+        expect_llama_cpp_tokens(GetParam(), cases[0], greedy_alone(*session_, *golden_, cases[0]), "alone");
+        return;
+    }
+    const std::vector<CaseTokens> batched = greedy_side_by_side(*session_, *golden_);
+    for (size_t i = 0; i < cases.size(); ++i) expect_llama_cpp_tokens(GetParam(), cases[i], batched[i], "side by side");
+    expect_llama_cpp_tokens(GetParam(), cases[0], greedy_alone(*session_, *golden_, cases[0]), "alone");
 }
 
 std::vector<std::string> all_models() {
