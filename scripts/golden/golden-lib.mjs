@@ -115,10 +115,25 @@ export function writeOutput(dir, name, text) {
 
 // ---------------------------------------------------------------- generation
 
+// log of the total of node-llama-cpp's probabilities, summed in double.
+// The addon normalizes its softmax with a float32 sum taken over the tokens
+// from the most to the least likely: once that sum nears 1, a probability
+// below half its last bit (2^-25) adds nothing, so the vocabulary's long
+// tail is left out (about 1.4e-4 of the mass at each position of SmolLM2,
+// more on Gemma's 262,144 tokens) and every probability it returns is too
+// large by the same factor. llama.cpp's own tools sum in double
+// (llama-perplexity's log_softmax, the server's probabilities): log p =
+// log(returned p) - logMass(probabilities) is theirs.
+export function logMass(probabilities) {
+    let sum = 0;
+    for (const p of probabilities.values()) sum += p;
+    return Math.log(sum);
+}
+
 // The k most likely tokens as [id, natural log of the probability].
 // probabilities: Map token -> softmax probability (float32 softmax of the raw
-// logits, computed by the addon), re-sorted with a deterministic tie-break
-// (lower id first).
+// logits, computed by the addon; renormalized here, see logMass), re-sorted
+// with a deterministic tie-break (lower id first).
 // (A selection, not a sort of the whole vocabulary: the same k entries in the
 // same order as sorting everything, at a fraction of the cost for 262k tokens.)
 export function topLogprobs(probabilities, k) {
@@ -140,7 +155,8 @@ export function topLogprobs(probabilities, k) {
         }
         best[i] = e;
     }
-    return best.map(([id, p]) => [id, num(Math.log(p))]);
+    const mass = logMass(probabilities);
+    return best.map(([id, p]) => [id, num(Math.log(p) - mass)]);
 }
 
 // One generation case per block: its fields on one line each, then one line
@@ -339,7 +355,8 @@ export function flashAttentionFromLogs(logs) {
  * llama-perplexity's score of one chunk: a cleared sequence evaluates `input`
  * (the chunk, its first token possibly replaced by BOS) in one batch, and
  * positions first .. input.length - 2 score -log p(targets[j + 1]), p the
- * float32 softmax of the raw logits. Returns {nll_sum, count}.
+ * softmax of the raw logits normalized in double (logMass), as
+ * llama-perplexity's. Returns {nll_sum, count}.
  */
 export async function perplexityChunk(sequence, input, targets, first, label) {
     const n = input.length;
@@ -354,7 +371,7 @@ export async function perplexityChunk(sequence, input, targets, first, label) {
         onTokenResult(j, result) {
             const p = result.next.probabilities.get(targets[j + 1]);
             assert(p != null && p > 0, `${label} position ${j}: no probability for target token`);
-            nll -= Math.log(p);
+            nll -= Math.log(p) - logMass(result.next.probabilities);
             count++;
             seen.add(j);
             result.next.probabilities = undefined; // free memory early

@@ -110,7 +110,7 @@ try {
                 model: `tests/make_random_model ${name} (random weights, the vocabulary of ${args.large ? "SmolLM2-135M-Instruct" : "llama.cpp's models/ggml-vocab-*.gguf"})`,
                 context: {contextSize: CONTEXT_SIZE, batchSize: 512, threads, flashAttention: false, sequences: 1, gpu: false},
                 sampling: "greedy; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
-                top_logprobs: "natural log of the softmax probability of the raw logits, 10 most likely tokens per generated position, ties broken by lower id"
+                top_logprobs: "natural log of the softmax probability of the raw logits (normalized in double: golden-lib.mjs logMass), 10 most likely tokens per generated position, ties broken by lower id"
             },
             model_sha256: sha,
             context_size: CONTEXT_SIZE,

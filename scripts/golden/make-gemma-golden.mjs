@@ -307,7 +307,7 @@ if (args.only.has("generation")) {
     const out = jsonBlock({
         source: contextSource({
             sampling: "greedy (temperature 0), no repeat penalty, no token bias; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
-            top_logprobs: "natural log of the softmax probability of the raw logits, 10 most likely tokens per generated position, ties broken by lower id",
+            top_logprobs: "natural log of the softmax probability of the raw logits (normalized in double: golden-lib.mjs logMass), 10 most likely tokens per generated position, ties broken by lower id",
             prompts: "raw text (a base model: no chat template), tokenized with BOS and parse_special=true; long_N is " +
                 "the shortest sentence-ending prefix of perplexity.txt with at least N prompt ids, past the sliding window",
             tokenize: tokenizeNote
@@ -355,7 +355,7 @@ if (args.only.has("perplexity")) {
             method: "llama-perplexity style: token_ids = llama_tokenize(text, add_special=true, parse_special=false), BOS first; " +
                 "per chunk c a fresh (cleared) sequence evaluates tokens[c*n_ctx .. c*n_ctx+n_ctx-1] in one batch with its first token " +
                 "replaced by BOS (add_bos, as llama-perplexity does for every chunk); score -log p(tokens[c*n_ctx+j+1]) for " +
-                "j = n_ctx/2 .. n_ctx-2 with p the float32 softmax of the raw logits",
+                "j = n_ctx/2 .. n_ctx-2 with p the softmax of the raw logits normalized in double, as llama-perplexity (golden-lib.mjs logMass)",
             tokenize: tokenizeNote + ", parse_special=false"
         }),
         model_sha256: modelSha256,

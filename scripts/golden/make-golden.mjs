@@ -271,7 +271,7 @@ if (args.only.has("generation")) {
     const out = jsonBlock({
         source: contextSource({
             sampling: "greedy (temperature 0), no repeat penalty, no token bias; evaluateWithMetadata(prompt_ids, {probabilities: true}, {temperature: 0, yieldEogToken: true})",
-            top_logprobs: "natural log of the softmax probability of the raw logits, 10 most likely tokens per generated position, ties broken by lower id",
+            top_logprobs: "natural log of the softmax probability of the raw logits (normalized in double: golden-lib.mjs logMass), 10 most likely tokens per generated position, ties broken by lower id",
             chat_template: "SmolLM2 ChatML; template parts parse_special=true, system/user text parse_special=false (see prompt construction in make-golden.mjs)",
             tokenize: tokenizeNote
         }),
@@ -310,7 +310,7 @@ if (args.only.has("perplexity")) {
     const out = jsonBlock({
         source: contextSource({
             method: "llama-perplexity style: no BOS; per chunk a fresh (cleared) sequence evaluates tokens[c*n_ctx .. c*n_ctx+n_ctx-1] in one batch; " +
-                "score -log p(tokens[c*n_ctx+j+1]) for j = n_ctx/2 .. n_ctx-2 with p the float32 softmax of the raw logits",
+                "score -log p(tokens[c*n_ctx+j+1]) for j = n_ctx/2 .. n_ctx-2 with p the softmax of the raw logits normalized in double, as llama-perplexity (golden-lib.mjs logMass)",
             tokenize: tokenizeNote + ", parse_special=false"
         }),
         model_sha256: modelSha256,
