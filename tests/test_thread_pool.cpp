@@ -11,10 +11,12 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/thread_pool.h"
+#include "smolinfer/error.h"
 
 namespace smolinfer::runtime {
 namespace {
@@ -46,6 +48,27 @@ TEST(ThreadPool, SizeIsAtLeastOne) {
     EXPECT_EQ(ThreadPool(0).size(), 1);
     EXPECT_EQ(ThreadPool(-4).size(), 1);
     EXPECT_GE(default_thread_count(), 1);
+}
+
+// SMOLINFER_THREADS sets the default; a value that is not a count in
+// 1..256 is an error that names it, not a silent fallback.
+TEST(ThreadPool, DefaultCountFromTheEnvironment) {
+    const char* saved = std::getenv("SMOLINFER_THREADS");
+    const std::string keep = saved ? saved : "";
+    ::setenv("SMOLINFER_THREADS", "3", 1);
+    EXPECT_EQ(default_thread_count(), 3);
+    for (const char* bad : {"0", "257", "two", "2x", "-1"}) {
+        ::setenv("SMOLINFER_THREADS", bad, 1);
+        try {
+            default_thread_count();
+            ADD_FAILURE() << "SMOLINFER_THREADS=" << bad << " was accepted";
+        } catch (const smolinfer::Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("SMOLINFER_THREADS=") + bad), std::string::npos) << e.what();
+        }
+    }
+    ::unsetenv("SMOLINFER_THREADS");
+    EXPECT_GE(default_thread_count(), 1);
+    if (saved) ::setenv("SMOLINFER_THREADS", keep.c_str(), 1);
 }
 
 TEST(ThreadPool, ParallelForCoversEveryIndexExactlyOnce) {

@@ -1,7 +1,9 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -9,6 +11,8 @@
 #else
 #define SMOLINFER_PAUSE() ((void)0)
 #endif
+
+#include "smolinfer/error.h"
 
 namespace smolinfer::runtime {
 
@@ -21,6 +25,14 @@ int default_thread_count() {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
     return 1;  // a WebAssembly build without threads cannot start one
 #endif
+    if (const char* env = std::getenv("SMOLINFER_THREADS"); env != nullptr && *env != '\0') {
+        char* end = nullptr;
+        const long n = std::strtol(env, &end, 10);
+        if (*end != '\0' || n < 1 || n > 256) {
+            throw Error("SMOLINFER_THREADS=" + std::string(env) + ": must be a thread count in 1..256");
+        }
+        return int(n);
+    }
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : int(n);
 }

@@ -70,7 +70,10 @@ private:
     std::condition_variable wake_;
 };
 
-// Number of threads to use when the caller does not say: the hardware's.
+// Number of threads to use when the caller does not say: $SMOLINFER_THREADS
+// when set (1..256; anything else throws smolinfer::Error), else the
+// hardware's. make test sets it to 1 for suites that run tests side by side,
+// so that their thread pools do not spin against each other.
 int default_thread_count();
 
 }  // namespace smolinfer::runtime
