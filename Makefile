@@ -2,7 +2,8 @@
 #   make serve   install what is missing, build, fetch the model, serve the demo
 #   make test    install what is missing, build, run every test (scripts/run-tests)
 # Others: make check (the inner loop: release build, unit and kernel tests,
-# one golden file per family), make native, make web, make model, make golden (reference files),
+# one golden file per family), make native, make web, make package (the npm
+# tarball), make model, make golden (reference files),
 # make fuzz (each libFuzzer target for FUZZ_SECONDS), make soak (SOAK_SECONDS
 # of random requests, disconnects and bad bodies against `smolinfer serve`:
 # no crash, no leak, every valid request answered; bench/serve_soak.mjs),
@@ -14,7 +15,7 @@ FUZZ_SECONDS ?= 60
 # Debian's Emscripten driving clang-19 and a current wasm-opt (scripts/wasm-env).
 EMENV := scripts/wasm-env
 
-.PHONY: deps native asan wasm web site model test check serve golden fuzz fuzz-build clean
+.PHONY: deps native asan wasm web site package model test check serve golden fuzz fuzz-build clean
 
 deps:
 	@scripts/install-deps
@@ -40,6 +41,11 @@ web: wasm
 # The site in build/web/site from the WebAssembly builds already made.
 site:
 	cd web && node build.mjs
+
+# The npm package: build/npm/smolinfer-<version>.tgz, what `npm publish`
+# would ship (web/package/pack.mjs; the examples in examples/ use it).
+package: web
+	@node web/package/pack.mjs
 
 # make model fetches SmolLM2-135M-Instruct; make model MODEL=gemma-3-270m another
 # model (scripts/fetch-model lists them).

@@ -7,12 +7,7 @@
 // (by the worker). Writers, the sweep and clear() hold one Web Lock, so two
 // pages of the same origin never sweep each other's write in progress.
 
-export interface StoredModel {
-  url: string;
-  size: number;
-  sha256: string;
-  savedAt: string;
-}
+import { ENTRY_NAME, SAVE_SLICE, type StoredModel, isRecord, keyFor } from "./stored-model.js";
 
 const DIR = "smolinfer-models";
 const LOCK = "smolinfer-models";
@@ -25,19 +20,6 @@ async function locked<T>(f: () => Promise<T>, ifAvailable = false): Promise<T | 
   return locks.request(LOCK, { ifAvailable }, (lock) => (lock ? f() : null));
 }
 
-function isRecord(r: unknown, key: string): r is StoredModel {
-  const m = r as StoredModel | null;
-  return (
-    !!m &&
-    typeof m.url === "string" &&
-    keyFor(m.url) === key &&
-    Number.isSafeInteger(m.size) &&
-    m.size > 0 &&
-    typeof m.sha256 === "string" &&
-    /^[0-9a-f]{64}$/.test(m.sha256)
-  );
-}
-
 async function directory(): Promise<FileSystemDirectoryHandle | null> {
   if (!("storage" in navigator) || !navigator.storage.getDirectory) return null;
   try {
@@ -46,16 +28,6 @@ async function directory(): Promise<FileSystemDirectoryHandle | null> {
   } catch {
     return null; // no OPFS (private browsing, old browser): run without a cache
   }
-}
-
-// A short, file-name-safe key for a URL (FNV-1a, 64 bits).
-export function keyFor(url: string): string {
-  let h = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(url)) {
-    h ^= BigInt(byte);
-    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return h.toString(16).padStart(16, "0");
 }
 
 async function readRecord(dir: FileSystemDirectoryHandle, key: string): Promise<StoredModel | null> {
@@ -68,7 +40,7 @@ async function readRecord(dir: FileSystemDirectoryHandle, key: string): Promise<
 }
 
 /** The stored copy of `url`, if complete and of the expected size. */
-export async function lookup(url: string): Promise<{ record: StoredModel; file: File } | null> {
+export async function lookup(url: string): Promise<{ record: StoredModel; file: Blob } | null> {
   const dir = await directory();
   if (!dir) return null;
   const key = keyFor(url);
@@ -133,7 +105,7 @@ async function write(
     const part = await dir.getFileHandle(`${key}.part`, { create: true });
     const access = await part.createSyncAccessHandle();
     try {
-      const slice = 8 << 20;
+      const slice = SAVE_SLICE;
       for (let offset = 0; offset < size; offset += slice) {
         const bytes = read(offset, Math.min(slice, size - offset));
         let written = 0;
@@ -197,7 +169,7 @@ export async function sweepPartials(): Promise<void> {
   await locked(async () => {
     const all = await names(dir);
     for (const name of all) {
-      const complete = name.match(/^([0-9a-f]{16})\.(json|gguf)$/);
+      const complete = name.match(ENTRY_NAME);
       if (complete) {
         const key = complete[1];
         const record = await readRecord(dir, key);

@@ -21,7 +21,8 @@ export type SourceSpec =
   | { kind: "url"; url: string; size?: number; sha256?: string; name?: string }
   | { kind: "file"; file: Blob; name?: string }
   // The parts of a split model (gguf-split: "<name>-00001-of-00003.gguf", ...), picked together.
-  | { kind: "files"; files: { file: Blob; name?: string }[] };
+  | { kind: "files"; files: { file: Blob; name?: string }[] }
+  | { kind: "path"; path: string }; // Node.js: a local file
 
 export interface ModelInfo {
   name: string;
@@ -153,11 +154,30 @@ export interface EngineStats extends GenerationStats {
   exact: boolean;
 }
 
+/** The URLs of one WebAssembly build's files. */
+export interface WasmAssets {
+  /** Emscripten's ES module. */
+  glue: string;
+  wasm: string;
+  /** The threaded builds' script for each of their threads. */
+  pthread?: string;
+}
+
 /** Threads ("mt") or one thread ("st"), relaxed SIMD or plain SIMD128. */
 export type BuildName = "mt-relaxed" | "st-relaxed" | "mt-simd128" | "st-simd128";
 
 export type Request =
-  | { id: number; op: "init"; threads: number; exact: boolean; simd?: "relaxed" | "simd128" }
+  | {
+      id: number;
+      op: "init";
+      threads: number;
+      exact: boolean;
+      simd?: "relaxed" | "simd128";
+      /** Where each build's files are (as the app's bundler placed them). */
+      assets: Record<BuildName, WasmAssets>;
+      /** What a relative model URL is relative to (the page). */
+      baseUrl: string;
+    }
   | { id: number; op: "load"; source: SourceSpec; contextSize?: number; flashAttention?: "auto" | "on" | "off" }
   | { id: number; op: "generate"; prompt: string; options: WireOptions }
   | { id: number; op: "chat"; messages: ChatMessage[]; options: WireOptions }

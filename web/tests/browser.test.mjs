@@ -1,4 +1,4 @@
-// The demo page in headless Chromium (Debian's, driven by playwright-core),
+// The demo page in the headless browser (Debian's Chromium or Firefox ESR: browsers.mjs),
 // served by web/serve.mjs with the real model: parity with the native CLI in
 // both WebAssembly builds, the offline cache, responsiveness, stop and busy
 // errors. Broken downloads, limits and crashes: faults.test.mjs.
@@ -30,7 +30,7 @@ function cliAnswer(tokens) {
 test("multi-threaded relaxed-SIMD build: greedy chat output equals the native CLI's", { timeout: TEST_TIMEOUT }, async () => {
   const page = await openPage();
   assert.equal(await page.evaluate(() => crossOriginIsolated), true);
-  // Chromium has relaxed SIMD, and on this x86 CPU relaxed_madd fuses: exact at full speed.
+  // Chromium and Firefox have relaxed SIMD, and on this x86 CPU relaxed_madd fuses: exact at full speed.
   assert.equal(await page.evaluate(() => window.smolinfer.engine.build), "mt-relaxed");
   assert.equal(await page.evaluate(() => window.smolinfer.engine.exact), true);
   assert.match(await page.textContent("#runtime"), /relaxed SIMD .* exact/);

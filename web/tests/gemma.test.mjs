@@ -1,5 +1,5 @@
 // Gemma 3 270M (the real file, 253 MB; scripts/fetch-model gemma-3-270m) in
-// headless Chromium: the page, cross-origin isolated on one origin, loads
+// the headless browser (Chromium or Firefox): the page, cross-origin isolated on one origin, loads
 // the model from another origin (a plain file server that allows it by
 // CORS, as a model hub does) and prints, for a raw prompt, the text the
 // native CLI prints, with one thread and with two. Natively the same file

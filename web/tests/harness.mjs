@@ -1,21 +1,19 @@
 // What the browser tests share: the demo server (web/serve.mjs with its
-// fault endpoints and the real model), headless Debian Chromium driven by
-// playwright-core with a fresh profile, and helpers for the demo page.
+// fault endpoints and the real model), a headless browser with a fresh
+// profile (browsers.mjs: Chromium, or Firefox with SMOLINFER_BROWSER=firefox),
+// and helpers for the demo page.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 
-import { chromium } from "playwright-core";
-
+import { BROWSER, launchBrowser } from "./browsers.mjs";
 import { repoRoot } from "./wasm-module.mjs";
 
 export const modelPath = process.env.SMOLINFER_MODEL;
 if (!modelPath) throw new Error("SMOLINFER_MODEL is not set: run the tests with 'make test', which fetches the model");
-const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export { BROWSER };
 
 /** A test that has not ended after this long has hung (an await nothing will settle): fail it. */
 export const TEST_TIMEOUT = 300_000;
@@ -36,7 +34,7 @@ async function freePort() {
  * The server offers the models in `modelsDir` (default: the real model's directory).
  */
 export function useBrowser({ modelsDir = path.dirname(modelPath) } = {}) {
-  const h = { origin: "", context: null, server: null, profile: "" };
+  const h = { origin: "", context: null, server: null, browser: null };
   before(async () => {
     const port = await freePort();
     h.origin = `http://127.0.0.1:${port}`;
@@ -49,19 +47,12 @@ export function useBrowser({ modelsDir = path.dirname(modelPath) } = {}) {
       h.server.stdout.once("data", resolve);
       h.server.once("exit", (code) => reject(new Error(`the demo server exited (${code})`)));
     });
-    h.profile = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-chromium-"));
-    h.context = await chromium.launchPersistentContext(h.profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1100, height: 900 },
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"],
-    });
+    h.browser = await launchBrowser(BROWSER);
+    h.context = h.browser.context;
   });
   after(async () => {
-    await h.context?.close();
+    await h.browser?.close();
     h.server?.kill();
-    if (h.profile) fs.rmSync(h.profile, { recursive: true, force: true });
   });
   return h;
 }

@@ -1,7 +1,7 @@
 // A SmolLM2-1.7B-shaped Q4_K_M file (random weights in the real dimensions
 // and llama.cpp's Q4_K_M types, SmolLM2's vocabulary: 1.1 GB, written by
 // tests/make_random_model; tests/support/random_model.h) loads in headless
-// Chromium and generates exactly what the native CLI generates from it.
+// the browser (Chromium or Firefox) and generates exactly what the native CLI generates from it.
 // Natively the same file is held to llama.cpp's golden output
 // (tests/golden/large/, test_golden_generation).
 import assert from "node:assert/strict";
@@ -28,7 +28,7 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const h = useBrowser({ modelsDir: dir });
 
-test("a SmolLM2-1.7B-shaped Q4_K_M file loads in Chromium and generates what the native CLI does", { timeout: 900_000 }, async () => {
+test("a SmolLM2-1.7B-shaped Q4_K_M file loads in the browser and generates what the native CLI does", { timeout: 900_000 }, async () => {
   const native = JSON.parse(
     execFileSync(cli, ["run", "-m", file, "-c", String(CONTEXT), "--temp", "0", "-n", String(TOKENS), "-p", PROMPT, "--json"], {
       encoding: "utf8",

@@ -1,11 +1,11 @@
-// The engine's Web Worker: owns the WebAssembly module and the model, and
-// answers requests from smolinfer.ts one at a time (a load or a generation at
+// The engine's worker: owns the WebAssembly module and the model, and
+// answers requests from engine.ts one at a time (a load or a generation at
 // a time; tokenizing may interleave with a generation). Between two generated
 // tokens it returns to the event loop, so a cancel request is seen within one
 // token. If the WebAssembly engine aborts or traps, its state cannot be
 // trusted any more: every request from then on fails with "crashed", and the
-// page side terminates this worker.
-/// <reference lib="webworker" />
+// page side terminates this worker. Where it runs (a browser's Web Worker,
+// a Node.js worker thread) is its host (worker-host.ts): serveEngine(host).
 
 import type {
   ErrorCode,
@@ -16,13 +16,12 @@ import type {
   Request,
   Response,
   SourceSpec,
+  WasmAssets,
   WireLogprobs,
   WireOptions,
 } from "./protocol.js";
-import * as store from "./model-store.js";
 import { chooseBuild, probeRelaxedSimd } from "./wasm-features.js";
-
-declare const self: DedicatedWorkerGlobalScope;
+import type { WorkerHost } from "./worker-host.js";
 
 // The parts of the Emscripten module (web/wasm/bindings.cpp) used here.
 interface WasmEngine {
@@ -57,6 +56,8 @@ class EngineFailure extends Error {
   }
 }
 
+let host: WorkerHost;
+let baseUrl = "";
 let wasm: WasmModule | null = null;
 let engine: WasmEngine | null = null;
 let threads = 1;
@@ -71,7 +72,7 @@ const WASM_LIMIT = 2 ** 32;
 const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
 
 function post(message: Response): void {
-  self.postMessage(message);
+  host.post(message);
 }
 
 function memoryBytes(): number {
@@ -138,10 +139,9 @@ function allocateModel(bytes: number, growing: boolean): number {
   );
 }
 
-async function init(requested: number, wantExact: boolean, simd?: "relaxed" | "simd128"): Promise<InitResult> {
-  const canThread =
-    requested > 1 && (self as unknown as { crossOriginIsolated?: boolean }).crossOriginIsolated === true &&
-    typeof SharedArrayBuffer !== "undefined";
+async function init(req: Extract<Request, { op: "init" }>): Promise<InitResult> {
+  const { threads: requested, exact: wantExact, simd } = req;
+  const canThread = requested > 1 && host.canThread;
   let choice;
   try {
     choice = chooseBuild(probeRelaxedSimd(), wantExact, simd);
@@ -151,16 +151,18 @@ async function init(requested: number, wantExact: boolean, simd?: "relaxed" | "s
   exact = choice.exact;
   const threading = canThread ? "mt" : "st";
   const build = `${threading}-${choice.simd}` as const;
-  const file = `smolinfer-${threading}${choice.simd === "relaxed" ? "-relaxed" : ""}.js`;
-  const url = new URL(`./wasm/${file}`, import.meta.url).href;
-  const factory = (await import(url)).default as (options?: object) => Promise<WasmModule>;
+  const assets: WasmAssets | undefined = req.assets?.[build];
+  if (!assets) throw new EngineFailure("internal", `no files for the ${build} build`);
+  baseUrl = req.baseUrl;
   // Emscripten calls onAbort before it throws (and, in the threaded build,
   // when one of its threads aborts).
-  wasm = await factory({ onAbort: (what: unknown) => announceCrash(`the WebAssembly engine aborted: ${String(what)}`) });
+  wasm = (await host.instantiate(assets, {
+    onAbort: (what: unknown) => announceCrash(`the WebAssembly engine aborted: ${String(what)}`),
+  })) as WasmModule;
   engine = new wasm.Engine();
   // The pthread pool is pre-spawned at its build size; ask for no more.
   threads = canThread ? Math.min(requested, 1 + 4) : 1;
-  await store.sweepPartials().catch(() => undefined);
+  await host.store.sweepPartials().catch(() => undefined);
   return { threads, build, exact, memoryBytes: memoryBytes() };
 }
 
@@ -243,7 +245,7 @@ async function fromStore(
   progress: (p: LoadProgress) => void,
   warnings: string[],
 ): Promise<Received | null> {
-  const cached = await store.lookup(url);
+  const cached = await host.store.lookup(url);
   if (!cached) return null;
   // A saved copy that is not the file the caller asks for: download again.
   if (source.size !== undefined && source.size !== cached.record.size) return null;
@@ -253,7 +255,7 @@ async function fromStore(
     r = await receive(id, cached.file.stream(), cached.record.size, "cache", progress);
   } catch (e) {
     if (isCrash(e) || (e instanceof EngineFailure && (e.code === "aborted" || e.code === "out_of_memory"))) throw e;
-    await store.discard(url);
+    await host.store.discard(url);
     warnings.push(`the saved copy could not be read (${(e as Error).message}); it was downloaded again`);
     return null;
   }
@@ -261,7 +263,7 @@ async function fromStore(
   const sha256 = wasm!.Engine.sha256(r.ptr, r.size);
   if (sha256 !== cached.record.sha256) {
     wasm!.Engine.release(r.ptr);
-    await store.discard(url);
+    await host.store.discard(url);
     warnings.push("the saved copy was damaged; it was deleted and the file downloaded again");
     return null;
   }
@@ -278,9 +280,33 @@ function abortSignal(id: number): AbortSignal {
 }
 
 async function download(id: number, url: string, progress: (p: LoadProgress) => void): Promise<{ ptr: number; size: number }> {
+  // This fetch's own controller, aborted with the request's and when its
+  // body is given up on: cancelling the body's reader alone leaves
+  // Firefox's connection sending.
+  const own = new AbortController();
+  const request = abortSignal(id);
+  const abort = () => own.abort();
+  if (request.aborted) abort();
+  request.addEventListener("abort", abort, { once: true });
+  try {
+    return await fetchBody(id, url, own, progress);
+  } catch (e) {
+    own.abort();
+    throw e;
+  } finally {
+    request.removeEventListener("abort", abort);
+  }
+}
+
+async function fetchBody(
+  id: number,
+  url: string,
+  own: AbortController,
+  progress: (p: LoadProgress) => void,
+): Promise<{ ptr: number; size: number }> {
   let response: globalThis.Response;
   try {
-    response = await fetch(url, { signal: abortSignal(id) });
+    response = await fetch(url, { signal: own.signal });
   } catch (e) {
     if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
     throw new EngineFailure("network", `cannot fetch ${url}: ${(e as Error).message ?? e}`);
@@ -417,12 +443,26 @@ function partProgress(progress: (p: LoadProgress) => void, before: number, total
     progress({ ...p, loaded: before + p.loaded, total: total > 0 ? total : p.total > 0 ? before + p.total : 0 });
 }
 
+// A local file (Node.js), or a clear error where it cannot be opened.
+async function openPath(path: string): Promise<Blob> {
+  if (!host.openPath) throw new EngineFailure("bad_input", "a model path needs Node.js; in a browser, load a URL or a File");
+  try {
+    return await host.openPath(path);
+  } catch (e) {
+    throw new EngineFailure("bad_input", `cannot open the model file ${path}: ${(e as Error).message ?? e}`);
+  }
+}
+
 // Every file of the model, in order, in engine memory.
 async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadProgress) => void, warnings: string[]) {
   const parts: Part[] = [];
   try {
     if (source.kind === "file") {
       parts.push(await fromBlob(id, source.file, progress));
+      return parts;
+    }
+    if (source.kind === "path") {
+      parts.push(await fromBlob(id, await openPath(source.path), progress));
       return parts;
     }
     if (source.kind === "files") {
@@ -436,7 +476,7 @@ async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadPro
       }
       return parts;
     }
-    const url = new URL(source.url, self.location.href).href;
+    const url = new URL(source.url, baseUrl || undefined).href;
     const urls = splitUrls(url);
     if (!urls) {
       parts.push(await fromUrl(id, url, source, progress, warnings));
@@ -446,7 +486,7 @@ async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadPro
       throw new EngineFailure("bad_input", "size and sha256 describe one file; a split model's URL takes neither");
     }
     // Saved parts know their sizes (and a saved model loads offline); else ask the server.
-    const saved = await Promise.all(urls.map((u) => store.lookup(u).catch(() => null)));
+    const saved = await Promise.all(urls.map((u) => host.store.lookup(u).catch(() => null)));
     const sizes = saved.every((c) => c !== null) ? saved.map((c) => c!.record.size) : await partSizes(id, urls);
     checkTotalSize(sizes);
     const total = sizes.every((n) => n > 0) ? sizes.reduce((a, b) => a + b, 0) : 0;
@@ -494,7 +534,7 @@ async function load(
     if (part.url === undefined || part.fromCache) continue;
     // The engine now owns the buffer; reading it to store a copy is safe.
     const { ptr, size: partSize } = part;
-    const problem = await store.store(
+    const problem = await host.store.store(
       part.url,
       partSize,
       part.sha256,
@@ -571,7 +611,7 @@ function busyError(op: Request["op"]): EngineFailure {
 }
 
 async function handle(req: Request): Promise<unknown> {
-  if (req.op === "init") return init(req.threads, req.exact, req.simd);
+  if (req.op === "init") return init(req);
   if (req.op === "cancel") {
     // Only the running load or generation can be cancelled: the others are over.
     if (running?.id === req.target) {
@@ -593,7 +633,7 @@ async function handle(req: Request): Promise<unknown> {
       return r.text;
     }
     case "clearCache":
-      await store.clear();
+      await host.store.clear();
       return null;
     case "unload":
       if (running) throw busyError(req.op);
@@ -625,21 +665,21 @@ function errorInfo(e: unknown): ErrorInfo {
   return { code: "internal", message: text };
 }
 
-self.onmessage = (event: MessageEvent<Request>) => {
-  const req = event.data;
-  handle(req).then(
-    (value) => {
-      try {
-        post({ id: req.id, type: "result", value });
-      } catch (e) {
-        post({ id: req.id, type: "error", error: { code: "internal", message: `the result could not be sent: ${errorInfo(e).message}` } });
-      }
-    },
-    (e: unknown) => post({ id: req.id, type: "error", error: errorInfo(e) }),
-  );
-};
-
-// A promise nobody handled means some request may never be answered.
-self.addEventListener("unhandledrejection", (event) => {
-  announceCrash(`the engine's worker failed: ${errorInfo(event.reason).message}`);
-});
+/** Answers the requests `h` brings, until the worker is terminated. */
+export function serveEngine(h: WorkerHost): void {
+  host = h;
+  host.listen((req) => {
+    handle(req).then(
+      (value) => {
+        try {
+          post({ id: req.id, type: "result", value });
+        } catch (e) {
+          post({ id: req.id, type: "error", error: { code: "internal", message: `the result could not be sent: ${errorInfo(e).message}` } });
+        }
+      },
+      (e: unknown) => post({ id: req.id, type: "error", error: errorInfo(e) }),
+    );
+  });
+  // A promise nobody handled means some request may never be answered.
+  host.onUnhandledRejection((reason) => announceCrash(`the engine's worker failed: ${errorInfo(reason).message}`));
+}

@@ -1,0 +1,65 @@
+// What a saved model's record holds, and the rules both model stores share:
+// the browser's OPFS store (model-store.ts) and Node's cache directory
+// (node-model-store.ts). A model is saved as "<key>.part", renamed to
+// "<key>.gguf", then its record "<key>.json" is written; only a complete
+// record whose file has its size counts.
+
+export interface StoredModel {
+  url: string;
+  size: number;
+  sha256: string;
+  savedAt: string;
+}
+
+/** What the engine's worker needs of a model store. */
+export interface ModelStore {
+  /** The saved copy of `url`, if complete and of the recorded size. */
+  lookup(url: string): Promise<{ record: StoredModel; file: Blob } | null>;
+  /**
+   * Saves `size` bytes that `read(offset, n)` copies out, in slices (the
+   * model never exists twice in memory). A failure removes what was written
+   * and is returned as text, never thrown: the model is loaded either way.
+   */
+  store(
+    url: string,
+    size: number,
+    sha256: string,
+    read: (offset: number, length: number) => Uint8Array,
+    onProgress: (written: number) => void,
+  ): Promise<string | null>;
+  /** Deletes the saved copy of `url` (it was found damaged). */
+  discard(url: string): Promise<void>;
+  /** Removes every saved model and any leftover partial file. */
+  clear(): Promise<void>;
+  /** Removes what an interrupted write left behind; only complete entries stay. */
+  sweepPartials(): Promise<void>;
+}
+
+/** Bytes written per slice when a model is saved. */
+export const SAVE_SLICE = 8 << 20;
+
+// A short, file-name-safe key for a URL (FNV-1a, 64 bits).
+export function keyFor(url: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(url)) {
+    h ^= BigInt(byte);
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, "0");
+}
+
+export function isRecord(r: unknown, key: string): r is StoredModel {
+  const m = r as StoredModel | null;
+  return (
+    !!m &&
+    typeof m.url === "string" &&
+    keyFor(m.url) === key &&
+    Number.isSafeInteger(m.size) &&
+    m.size > 0 &&
+    typeof m.sha256 === "string" &&
+    /^[0-9a-f]{64}$/.test(m.sha256)
+  );
+}
+
+/** The entry names of a store's directory: "<key>.json" and "<key>.gguf" of complete entries. */
+export const ENTRY_NAME = /^([0-9a-f]{16})\.(json|gguf)$/;
