@@ -167,12 +167,15 @@ async function runCase(context, origin, model, c, maxTokens) {
   }
 }
 
-/** Every count an engine reported that is not the benchmark's. */
-function countProblems(out, c, config) {
+/**
+ * Every count an engine reported that is not the benchmark's. `lead`
+ * tokens (a BOS every prompt starts with) may come from the cache.
+ */
+function countProblems(out, c, config, lead) {
   const problems = [];
   for (const [i, run] of out.runs.entries()) {
     if (run.promptTokens !== config.prompt) problems.push(`run ${i + 1}: ${run.promptTokens} prompt tokens`);
-    if (run.reusedTokens) problems.push(`run ${i + 1}: ${run.reusedTokens} prompt tokens reused from the cache`);
+    if (run.reusedTokens > lead) problems.push(`run ${i + 1}: ${run.reusedTokens} prompt tokens reused from the cache`);
     if (run.generatedTokens !== config.gen) problems.push(`run ${i + 1}: ${run.generatedTokens} generated tokens`);
     if (!(run.prefillTps > 0) || !(run.decodeTps > 0)) problems.push(`run ${i + 1}: no timings`);
   }
@@ -185,7 +188,7 @@ export async function runBrowserPart(config, results, log) {
   if (!fs.existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath} (set CHROMIUM)`);
   const models = config.models.map((m) => {
     const prompts = makePrompts(config.smolinfer, m.file, config.browserReps + 1, config.prompt);
-    return { ...m, warmup: prompts[0], prompts: prompts.slice(1) };
+    return { ...m, warmup: prompts[0], prompts: prompts.slice(1), lead: prompts.lead };
   });
   const cases = config.threads.flatMap((threads) => [
     // flash attention off, as wllama fa=off (the targets' pair); on against wllama fa=auto.
@@ -215,7 +218,7 @@ export async function runBrowserPart(config, results, log) {
           log(`[${where}] ${c.name}: ERROR ${out.error}`);
           continue;
         }
-        const problems = countProblems(out, c, config);
+        const problems = countProblems(out, c, config, model.lead ?? 0);
         // Seconds the engine's own timings account for, per run, over the wall time of the call.
         const timed = out.runs.map((r) => (config.prompt / r.prefillTps + (config.gen - 1) / r.decodeTps) / r.wallSeconds);
         const row = {

@@ -28,9 +28,14 @@ function tokenizeMany(cli, model, texts) {
   }
 }
 
-/** count prompts of `tokens` tokens: [{ text, ids }] */
+/** count prompts of `tokens` tokens: [{ text, ids }], with .lead: the leading tokens they all share (BOS) */
 export function makePrompts(cli, model, count, tokens) {
   const words = fs.readFileSync(textFile, "utf8").split(/\s+/).filter(Boolean);
+  // The tokens the tokenizer puts before any text (Gemma's BOS; none for
+  // SmolLM2): the first token of the text comes after them.
+  const [a, b] = tokenizeMany(cli, model, ["alpha", "zebra"]);
+  let lead = 0;
+  while (lead < a.length && a[lead] === b[lead]) lead++;
   const prompts = [];
   let start = 0;
   const stride = 23;
@@ -44,8 +49,9 @@ export function makePrompts(cli, model, count, tokens) {
     const ids = tokenizeMany(cli, model, candidates);
     const i = ids.findIndex((x) => x.length === tokens);
     const previous = prompts.at(-1);
-    if (i >= 0 && (!previous || previous.ids[0] !== ids[i][0])) prompts.push({ text: candidates[i], ids: ids[i] });
+    if (i >= 0 && (!previous || previous.ids[lead] !== ids[i][lead])) prompts.push({ text: candidates[i], ids: ids[i] });
     start += stride;
   }
+  prompts.lead = lead;
   return prompts;
 }
