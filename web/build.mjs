@@ -18,8 +18,9 @@ const site = path.join(root, "build", "web", "site");
 fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(path.join(site, "wasm"), { recursive: true });
 
-// Type-checks all three; only the page's project emits (the workers and
-// node.js are esbuild's below).
+// Type-checks all three; only the page's project emits (the page, the
+// library's modules, and wasm-features.js for its Node test; the workers
+// and node.js are esbuild's below).
 const tsc = path.join(here, "node_modules", ".bin", "tsc");
 for (const config of ["tsconfig.json", "tsconfig.worker.json", "tsconfig.node.json"]) {
   execFileSync(tsc, ["-p", path.join(here, config)], { stdio: "inherit" });

@@ -23,9 +23,10 @@ if (!fs.existsSync(path.join(site, "smolinfer.js"))) {
   process.exit(1);
 }
 
-// The page (app.*, index.html, style.css) stays out; every module it does
-// not need is in.
-const page = new Set(["app.js", "app.d.ts", "index.html", "style.css"]);
+// The page (app.*, index.html, style.css) stays out, and so does
+// wasm-features.js, which the worker bundles (the site has it for its Node
+// test); every other module is in.
+const page = new Set(["app.js", "app.d.ts", "index.html", "style.css", "wasm-features.js", "wasm-features.d.ts"]);
 fs.rmSync(pkg, { recursive: true, force: true });
 fs.mkdirSync(path.join(pkg, "dist", "wasm"), { recursive: true });
 for (const f of fs.readdirSync(site)) {

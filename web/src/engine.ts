@@ -1,5 +1,5 @@
 // The engine's typed front, the same in a browser (smolinfer.ts) and in
-// Node.js (node.ts): it sends requests to the engine's worker (worker.ts)
+// Node.js (node.ts): it sends requests to the engine's worker (worker-core.ts)
 // and turns the answers into promises and streams.
 //
 //   import { createEngine } from "smolinfer";

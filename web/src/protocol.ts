@@ -1,4 +1,4 @@
-// Messages between the page (engine.ts) and the engine's worker (worker.ts).
+// Messages between the page (engine.ts) and the engine's worker (worker-core.ts).
 
 export type ErrorCode =
   | "not_loaded" // generate/tokenize before a model is loaded
