@@ -11,6 +11,9 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const suite = process.argv[2];
 if (!suite) {
@@ -29,6 +32,8 @@ try {
     wasmBinary: fs.readFileSync(path.resolve(suite).replace(/\.mjs$/, ".wasm")),
     preRun: [
       (module) => {
+        // The suites are compiled without the clone's path (web/wasm/CMakeLists.txt).
+        module.ENV.SMOLINFER_GOLDEN_DIR = path.join(repoRoot, "tests", "golden");
         for (const [k, v] of Object.entries(process.env)) {
           if (k.startsWith("SMOLINFER_") || k.startsWith("GTEST_")) module.ENV[k] = v;
         }
