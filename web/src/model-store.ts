@@ -7,7 +7,7 @@
 // (by the worker). Writers, the sweep and clear() hold one Web Lock, so two
 // pages of the same origin never sweep each other's write in progress.
 
-import { ENTRY_NAME, SAVE_SLICE, type StoredModel, isRecord, keyFor } from "./stored-model.js";
+import { SAVE_SLICE, type StoredModel, inCompleteEntry, isRecord, keyFor } from "./stored-model.js";
 
 const DIR = "smolinfer-models";
 const LOCK = "smolinfer-models";
@@ -168,21 +168,10 @@ export async function sweepPartials(): Promise<void> {
   if (!dir) return;
   await locked(async () => {
     const all = await names(dir);
+    const size = (key: string) =>
+      dir.getFileHandle(`${key}.gguf`).then((h) => h.getFile()).then((f) => f.size, () => null);
     for (const name of all) {
-      const complete = name.match(ENTRY_NAME);
-      if (complete) {
-        const key = complete[1];
-        const record = await readRecord(dir, key);
-        let ok = isRecord(record, key) && all.includes(`${key}.gguf`);
-        if (ok) {
-          try {
-            ok = (await (await dir.getFileHandle(`${key}.gguf`)).getFile()).size === record!.size;
-          } catch {
-            ok = false;
-          }
-        }
-        if (ok) continue;
-      }
+      if (await inCompleteEntry(name, all, (key) => readRecord(dir, key), size)) continue;
       await dir.removeEntry(name).catch(() => undefined);
     }
   }, true);

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { ENTRY_NAME, type ModelStore, SAVE_SLICE, type StoredModel, isRecord, keyFor } from "./stored-model.js";
+import { ENTRY_NAME, type ModelStore, SAVE_SLICE, type StoredModel, inCompleteEntry, isRecord, keyFor } from "./stored-model.js";
 
 export function cacheDirectory(): string {
   const env = process.env;
@@ -123,24 +123,12 @@ function writerAlive(name: string): boolean {
 async function sweepPartials(): Promise<void> {
   const dir = cacheDirectory();
   const all = names(dir);
+  const size = (key: string) => fs.statSync(path.join(dir, `${key}.gguf`), { throwIfNoEntry: false })?.size ?? null;
   for (const name of all) {
-    const complete = name.match(ENTRY_NAME);
-    if (complete) {
-      const key = complete[1];
-      const record = readRecord(dir, key);
-      let ok = isRecord(record, key) && all.includes(`${key}.gguf`);
-      if (ok) {
-        try {
-          ok = fs.statSync(path.join(dir, `${key}.gguf`)).size === record!.size;
-        } catch {
-          ok = false;
-        }
-      }
-      // A file whose record is still being written is left to its writer.
-      if (ok || (complete[2] === "gguf" && all.some((n) => n.startsWith(`${key}.`) && writerAlive(n)))) continue;
-    } else if (writerAlive(name)) {
-      continue;
-    }
+    if (await inCompleteEntry(name, all, (key) => readRecord(dir, key), size)) continue;
+    // A part, or a file whose record is still being written, of a running writer.
+    const key = name.match(ENTRY_NAME)?.[1];
+    if (writerAlive(name) || (key && name.endsWith(".gguf") && all.some((n) => n.startsWith(`${key}.`) && writerAlive(n)))) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
 }

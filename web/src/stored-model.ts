@@ -63,3 +63,21 @@ export function isRecord(r: unknown, key: string): r is StoredModel {
 
 /** The entry names of a store's directory: "<key>.json" and "<key>.gguf" of complete entries. */
 export const ENTRY_NAME = /^([0-9a-f]{16})\.(json|gguf)$/;
+
+/**
+ * Whether `name`, one of a store directory's names `all`, belongs to a
+ * complete entry: a valid record (read by `record`) and its file, of the
+ * recorded size (read by `size`; null when it cannot be). What the sweeps
+ * keep.
+ */
+export async function inCompleteEntry(
+  name: string,
+  all: string[],
+  record: (key: string) => Promise<StoredModel | null> | StoredModel | null,
+  size: (key: string) => Promise<number | null> | number | null,
+): Promise<boolean> {
+  const key = name.match(ENTRY_NAME)?.[1];
+  if (!key || !all.includes(`${key}.gguf`)) return false;
+  const r = await record(key);
+  return isRecord(r, key) && (await size(key)) === r.size;
+}
