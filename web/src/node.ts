@@ -60,7 +60,10 @@ function localPath(source: string): string | undefined {
 
 /** Starts the engine in a worker thread. */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
-  const worker = new Worker(new URL("./node-worker.js", import.meta.url), { name: "smolinfer" });
+  // The worker inherits node's flags but for --input-type, which names how
+  // the main script is read and makes a worker fail to start.
+  const execArgv = process.execArgv.filter((a) => !a.startsWith("--input-type"));
+  const worker = new Worker(new URL("./node-worker.js", import.meta.url), { name: "smolinfer", execArgv });
   return startEngine(
     {
       port: nodePort(worker),

@@ -192,6 +192,36 @@ test("Node: the example streams the CLI's chat answer and exits by itself", asyn
   assert.ok(Date.now() - started < 120_000);
 });
 
+test("Node: a model from an http URL is saved in the cache directory, loads from it next time, and a leftover is swept", async () => {
+  const dir = path.join(work, "node-chat");
+  assert.ok(fs.existsSync(path.join(dir, "node_modules", "smolinfer")), "the Node example's install (the test above) is missing");
+  const cache = fs.mkdtempSync(path.join(work, "cache-"));
+  const downloads = path.join(cache, "downloads");
+  fs.mkdirSync(downloads);
+  fs.writeFileSync(path.join(downloads, "0123456789abcdef.4242424242.part"), "left by a process that is gone");
+  const url = `${origin(modelServer)}/${path.basename(model)}`;
+  const script = `
+    import { createEngine } from "smolinfer";
+    const engine = await createEngine({ threads: 1 });
+    const first = await engine.load(process.argv[1]);
+    const second = await engine.load(process.argv[1]);
+    console.log(JSON.stringify({ first: first.fromCache, second: second.fromCache, sha256: second.sha256 }));`;
+  const { stdout } = await run("node", ["--input-type=module", "-e", script, url], {
+    cwd: dir,
+    env: { ...process.env, SMOLINFER_CACHE: cache },
+    timeout: 120_000,
+  });
+  const r = JSON.parse(stdout);
+  assert.deepEqual([r.first, r.second], [false, true]);
+  const sha256 = execFileSync("sha256sum", [model], { encoding: "utf8" }).split(" ")[0];
+  assert.equal(r.sha256, sha256);
+  const names = fs.readdirSync(downloads).sort();
+  assert.equal(names.length, 2, `${names}`);
+  assert.match(names[0], /^[0-9a-f]{16}\.gguf$/);
+  assert.equal(names[1], names[0].replace(/gguf$/, "json"));
+  assert.equal(fs.statSync(path.join(downloads, names[0])).size, fs.statSync(model).size);
+});
+
 for (const browserName of BROWSERS) {
   test(`${browserName}: the Vite and webpack apps print the CLI's answer, 1 thread plain and 2 isolated`, { timeout: 900_000 }, async () => {
     const browser = browserName === "chromium" ? await launchBrowser("chromium") : null;
