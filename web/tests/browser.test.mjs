@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { askInPage, modelPath, openPage as open, storedFiles, TEST_TIMEOUT, useBrowser } from "./harness.mjs";
+import { askInPage, BROWSER, modelPath, openPage as open, storedFiles, TEST_TIMEOUT, useBrowser } from "./harness.mjs";
 import { repoRoot } from "./wasm-module.mjs";
 
 const PROMPT = "What is the capital of France?";
@@ -37,8 +37,11 @@ test("multi-threaded relaxed-SIMD build: greedy chat output equals the native CL
   assert.match(await page.textContent("#runtime"), /2 threads|[3-9] threads/);
   const answer = await askInPage(page, PROMPT);
   assert.equal(answer, cliAnswer(32));
-  fs.mkdirSync(path.dirname(screenshotPath), { recursive: true });
-  await page.screenshot({ path: screenshotPath, fullPage: true });
+  if (BROWSER === "chromium") {
+    // The README's picture; Firefox runs without a WebDriver, which screenshots need.
+    fs.mkdirSync(path.dirname(screenshotPath), { recursive: true });
+    await page.screenshot({ path: screenshotPath, fullPage: true });
+  }
   const stored = await storedFiles(page);
   assert.equal(stored.filter((n) => n.endsWith(".gguf")).length, 1, `stored: ${stored}`);
   assert.equal(stored.filter((n) => n.endsWith(".json")).length, 1, `stored: ${stored}`);
@@ -108,8 +111,14 @@ test("the page stays responsive while the model generates", { timeout: TEST_TIME
     clearInterval(window.timer);
     return window.gaps;
   });
+  // An engine on the main thread would stall the timer for a whole token
+  // (tens of ms) every token, or for the whole answer; the scheduler of a
+  // busy 2-core machine delays a tick now and then, by up to ~150 ms seen.
   assert.ok(gaps.length > 20, `only ${gaps.length} timer ticks`);
-  assert.ok(Math.max(...gaps) < 100, `the longest gap between timer ticks was ${Math.max(...gaps).toFixed(0)} ms`);
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const p90 = sorted[Math.floor(sorted.length * 0.9)];
+  assert.ok(p90 < 40, `one timer gap in ten was ${p90.toFixed(0)} ms or longer (the timer asks for 20)`);
+  assert.ok(sorted.at(-1) < 400, `the longest gap between timer ticks was ${sorted.at(-1).toFixed(0)} ms`);
   await page.close();
 });
 

@@ -1,6 +1,6 @@
 // The browsers the tests drive, each as a playwright BrowserContext with a
 // fresh profile: Debian's Chromium through playwright-core, Debian's Firefox
-// ESR through puppeteer-core behind the same interface (firefox-page.mjs).
+// ESR started without a WebDriver, behind the same interface (firefox-page.mjs).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

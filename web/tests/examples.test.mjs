@@ -7,11 +7,10 @@
 // and cross-origin isolated on another port), the model from a third origin
 // that allows it by CORS, and must print the native CLI's greedy chat
 // answer in Chromium and in Firefox: one thread on the plain page, two on
-// the isolated one (Chromium driven by playwright-core; Firefox undriven,
-// the page reporting by itself: see firefoxReport). The Node example must
-// print the same answer and exit by itself.
+// the isolated one (browsers.mjs). The Node example must print the same
+// answer and exit by itself.
 import assert from "node:assert/strict";
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -52,77 +51,24 @@ async function install(name) {
   return dir;
 }
 
-// A static server for one built app. For a browser the test does not
-// drive (Firefox, below), it adds to the page a reporter that posts what
-// the page shows once it is done, with any error the page threw, to
-// /__report; `reports` gets each.
+// A static server for one built app.
 function serve(root, headers) {
   const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
-  const reports = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
-    if (req.method === "POST" && url.pathname === "/__report") {
-      let body = "";
-      req.on("data", (d) => (body += d));
-      req.on("end", () => {
-        reports.push(JSON.parse(body));
-        res.writeHead(204, headers).end();
-      });
-      return;
-    }
     const file = path.join(root, url.pathname === "/" ? "index.html" : decodeURIComponent(url.pathname));
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404, headers).end();
       return;
     }
     res.writeHead(200, { ...headers, "Content-Type": types[path.extname(file)] ?? "application/octet-stream" });
-    if (url.searchParams.has("report") && file.endsWith("index.html")) {
-      res.end(fs.readFileSync(file, "utf8").replace("<head>", `<head><script>${reporter}</script>`));
-      return;
-    }
     fs.createReadStream(file).pipe(res);
   });
-  server.reports = reports;
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-// What a page reports by itself (the reporter the server adds).
-const reporter = `
-  const errors = [];
-  addEventListener("error", (e) => errors.push(String(e.message)));
-  addEventListener("unhandledrejection", (e) => errors.push(String(e.reason?.message ?? e.reason)));
-  addEventListener("load", async () => {
-    while (document.body.dataset.ready !== "1") await new Promise((r) => setTimeout(r, 100));
-    const { reply, threads } = document.body.dataset;
-    const status = document.getElementById("status").textContent;
-    await fetch("/__report", { method: "POST", body: JSON.stringify({ reply, threads, status, errors }) });
-  });`;
-
-// Firefox, undriven: its WebDriver BiDi agent (what puppeteer-core drives
-// it by) deadlocks about one threaded engine start in six, inside the
-// engine worker's \`new Worker()\` for its threads; Firefox on its own did
-// not once in 15 starts. So the test opens the page in a plain headless
-// Firefox with a fresh profile and waits for the page's own report.
-async function firefoxReport(server, url) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-firefox-"));
-  const firefox = spawn(process.env.FIREFOX ?? "/usr/bin/firefox-esr", ["--headless", "--no-remote", "--profile", profile, url], {
-    stdio: "ignore",
-  });
-  try {
-    const before = server.reports.length;
-    for (const t0 = Date.now(); server.reports.length === before; await new Promise((r) => setTimeout(r, 100))) {
-      if (Date.now() - t0 > 300_000) throw new Error(`Firefox reported nothing from ${url} in 300 s`);
-    }
-    return server.reports.at(-1);
-  } finally {
-    firefox.kill("SIGKILL");
-    await new Promise((r) => firefox.once("exit", r));
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
-}
-
-// Chromium, driven by playwright-core.
-async function chromiumReport(browser, url) {
+// What the app shows once it is done, with any error the page threw.
+async function report(browser, url) {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
@@ -224,14 +170,12 @@ test("Node: a model from an http URL is saved in the cache directory, loads from
 
 for (const browserName of BROWSERS) {
   test(`${browserName}: the Vite and webpack apps print the CLI's answer, 1 thread plain and 2 isolated`, { timeout: 900_000 }, async () => {
-    const browser = browserName === "chromium" ? await launchBrowser("chromium") : null;
+    const browser = await launchBrowser(browserName);
     try {
       for (const [name, isolated, server] of servers) {
         const modelUrl = `${origin(modelServer, "localhost")}/${path.basename(model)}`;
         const query = new URLSearchParams({ model: modelUrl, prompt: PROMPT, max_tokens: String(TOKENS) });
-        const r = browser
-          ? await chromiumReport(browser, `${origin(server)}/?${query}`)
-          : await firefoxReport(server, `${origin(server)}/?${query}&report`);
+        const r = await report(browser, `${origin(server)}/?${query}`);
         const what = `${name} in ${browserName}, ${isolated ? "isolated" : "plain"} page (${r.status})`;
         assert.deepEqual(r.errors, [], what);
         assert.equal(r.reply, expected, what);
@@ -242,7 +186,7 @@ for (const browserName of BROWSERS) {
         else assert.equal(r.threads, "1", what);
       }
     } finally {
-      await browser?.close();
+      await browser.close();
     }
   });
 }

@@ -218,7 +218,7 @@ test("a model file or a KV cache larger than WebAssembly memory can grow to is r
 // The crash is thrown inside the engine's worker, which needs a script run
 // in the worker's realm: Firefox's WebDriver BiDi lists workers but cannot
 // run script in them (script.callFunction: "no such frame"). Chromium only.
-const workerScripts = BROWSER === "chromium" || "the browser's driver cannot run script inside a worker (Firefox's WebDriver BiDi)";
+const workerScripts = BROWSER === "chromium" || "the Firefox driver (no WebDriver) cannot run script inside a worker";
 test("a worker that dies rejects what is pending with 'crashed'; the page says so and recovers on the next load", { timeout: TEST_TIMEOUT, skip: workerScripts !== true && workerScripts }, async () => {
   const model = await serverModel();
   const page = await openPage(h);
