@@ -121,7 +121,11 @@ type Sent = { id: number; done: Promise<unknown> };
  */
 export interface WorkerPort {
   postMessage(request: Request): void;
-  terminate(): void;
+  /**
+   * Ends the worker. `graceful`: let it end its own threads first (a
+   * dispose request), then end it; else at once (it crashed or hangs).
+   */
+  terminate(graceful: boolean): void;
   /**
    * Messages go to `message`; a failure of the worker itself (an uncaught
    * error, a message that cannot be read) to `failed`, said in a few words.
@@ -338,14 +342,14 @@ export class Engine {
 
   /** Stops the worker; the engine cannot be used afterwards. */
   terminate(): void {
-    this.stop(new EngineError("aborted", "the engine was terminated"));
+    this.stop(new EngineError("aborted", "the engine was terminated"), true);
   }
 
-  private stop(failure: EngineError): void {
+  private stop(failure: EngineError, graceful = false): void {
     if (this.failure) return;
     this.failure = failure;
     this.loadedInfo = null;
-    this.worker.terminate();
+    this.worker.terminate(graceful);
     this.failAll(failure);
   }
 
@@ -527,7 +531,7 @@ export async function startEngine(setup: EngineSetup, options: CreateEngineOptio
     port.busy?.(false);
     return new Engine(setup, init);
   } catch (e) {
-    port.terminate();
+    port.terminate(false);
     throw e;
   }
 }

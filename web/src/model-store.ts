@@ -7,7 +7,15 @@
 // (by the worker). Writers, the sweep and clear() hold one Web Lock, so two
 // pages of the same origin never sweep each other's write in progress.
 
-import { SAVE_SLICE, type StoredModel, inCompleteEntry, isRecord, keyFor } from "./stored-model.js";
+import {
+  SAVE_SLICE,
+  type SavedCopy,
+  type SavedReader,
+  type StoredModel,
+  inCompleteEntry,
+  isRecord,
+  keyFor,
+} from "./stored-model.js";
 
 const DIR = "smolinfer-models";
 const LOCK = "smolinfer-models";
@@ -39,8 +47,22 @@ async function readRecord(dir: FileSystemDirectoryHandle, key: string): Promise<
   }
 }
 
+// A sync access handle reads into the caller's buffer. "read-only" lets
+// several pages read one file at once where the browser knows the mode;
+// elsewhere a second reader fails to open it and streams the file instead.
+async function openReader(handle: FileSystemFileHandle): Promise<SavedReader | null> {
+  try {
+    const access = await (
+      handle as unknown as { createSyncAccessHandle(o: object): Promise<FileSystemSyncAccessHandle> }
+    ).createSyncAccessHandle({ mode: "read-only" });
+    return { read: (into, at) => access.read(into, { at }), close: () => access.close() };
+  } catch {
+    return null;
+  }
+}
+
 /** The stored copy of `url`, if complete and of the expected size. */
-export async function lookup(url: string): Promise<{ record: StoredModel; file: Blob } | null> {
+export async function lookup(url: string): Promise<SavedCopy | null> {
   const dir = await directory();
   if (!dir) return null;
   const key = keyFor(url);
@@ -51,12 +73,13 @@ export async function lookup(url: string): Promise<{ record: StoredModel; file: 
     return null;
   }
   try {
-    const file = await (await dir.getFileHandle(`${key}.gguf`)).getFile();
+    const handle = await dir.getFileHandle(`${key}.gguf`);
+    const file = await handle.getFile();
     if (file.size !== record.size) {
       await remove(dir, key);
       return null;
     }
-    return { record, file };
+    return { record, file, open: () => openReader(handle) };
   } catch {
     await remove(dir, key);
     return null;

@@ -9,7 +9,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { ENTRY_NAME, type ModelStore, SAVE_SLICE, type StoredModel, inCompleteEntry, isRecord, keyFor } from "./stored-model.js";
+import {
+  ENTRY_NAME,
+  type ModelStore,
+  SAVE_SLICE,
+  type SavedCopy,
+  type SavedReader,
+  type StoredModel,
+  inCompleteEntry,
+  isRecord,
+  keyFor,
+} from "./stored-model.js";
 
 export function cacheDirectory(): string {
   const env = process.env;
@@ -29,7 +39,15 @@ function remove(dir: string, key: string): void {
   for (const name of [`${key}.json`, `${key}.gguf`]) fs.rmSync(path.join(dir, name), { force: true });
 }
 
-async function lookup(url: string): Promise<{ record: StoredModel; file: Blob } | null> {
+function openReader(file: string): SavedReader {
+  const fd = fs.openSync(file, "r");
+  return {
+    read: (into, at) => fs.readSync(fd, into, 0, into.length, at),
+    close: () => fs.closeSync(fd),
+  };
+}
+
+async function lookup(url: string): Promise<SavedCopy | null> {
   const dir = cacheDirectory();
   const key = keyFor(url);
   const record = readRecord(dir, key);
@@ -44,7 +62,7 @@ async function lookup(url: string): Promise<{ record: StoredModel; file: Blob } 
       remove(dir, key);
       return null;
     }
-    return { record, file: await fs.openAsBlob(file) };
+    return { record, file: await fs.openAsBlob(file), open: async () => openReader(file) };
   } catch {
     remove(dir, key);
     return null;

@@ -29,6 +29,7 @@ function nodePort(worker: Worker): WorkerPort {
   worker.unref();
   return {
     postMessage: (request) => worker.postMessage(request),
+    // Node ends a worker's own worker threads with it, at once.
     terminate: () => void worker.terminate(),
     connect: (message, failed) => {
       worker.removeAllListeners();

@@ -185,7 +185,12 @@ export type Request =
   | { id: number; op: "detokenize"; ids: number[] }
   | { id: number; op: "unload" }
   | { id: number; op: "clearCache" }
-  | { id: number; op: "cancel"; target: number };
+  | { id: number; op: "cancel"; target: number }
+  // The engine's last request: its threads end, then the front ends its worker.
+  | { id: typeof DISPOSE_ID; op: "dispose" };
+
+/** The id of the dispose request, which the worker's front answers itself (not engine.ts). */
+export const DISPOSE_ID = -2;
 
 export type Response =
   | { id: number; type: "result"; value: unknown }

@@ -11,14 +11,30 @@ export interface StoredModel {
   savedAt: string;
 }
 
+/** A saved copy opened for reading in place (no stream of fresh chunks). */
+export interface SavedReader {
+  /** Fills `into` from byte `at` of the file; returns the bytes read. */
+  read(into: Uint8Array, at: number): number;
+  close(): void;
+}
+
+/** A complete saved copy: its record and file, and a reader where the store has one. */
+export interface SavedCopy {
+  record: StoredModel;
+  file: Blob;
+  /** Null when the file cannot be opened so (read file.stream() instead). */
+  open?(): Promise<SavedReader | null>;
+}
+
 /** What the engine's worker needs of a model store. */
 export interface ModelStore {
   /** The saved copy of `url`, if complete and of the recorded size. */
-  lookup(url: string): Promise<{ record: StoredModel; file: Blob } | null>;
+  lookup(url: string): Promise<SavedCopy | null>;
   /**
    * Saves `size` bytes that `read(offset, n)` copies out, in slices (the
-   * model never exists twice in memory). A failure removes what was written
-   * and is returned as text, never thrown: the model is loaded either way.
+   * model never exists twice in memory; the slice `read` returns may be
+   * reused by the next call). A failure removes what was written and is
+   * returned as text, never thrown: the model is loaded either way.
    */
   store(
     url: string,

@@ -20,6 +20,7 @@ import type {
   WireLogprobs,
   WireOptions,
 } from "./protocol.js";
+import { SAVE_SLICE, type SavedReader } from "./stored-model.js";
 import { chooseBuild, probeRelaxedSimd } from "./wasm-features.js";
 import type { WorkerHost } from "./worker-host.js";
 
@@ -39,6 +40,8 @@ interface WasmEngine {
 interface WasmModule {
   HEAPU8: Uint8Array;
   wasmMemory?: WebAssembly.Memory;
+  // The threaded builds' thread workers (Emscripten's PThread).
+  PThread?: { terminateAllThreads(): void };
   Engine: {
     new (): WasmEngine;
     allocate(size: number): number;
@@ -166,19 +169,84 @@ async function init(req: Extract<Request, { op: "init" }>): Promise<InitResult> 
   return { threads, build, exact, memoryBytes: memoryBytes() };
 }
 
-// Streams a body into a fresh engine buffer. Allocates once when the size is
+// Where receive() gets bytes: each chunk is copied into the engine before
+// the next is asked for, so a source may hand out one buffer again and again.
+interface Chunks {
+  next(): Promise<Uint8Array | null>; // null at the end
+  cancel(): void;
+}
+
+// A byte stream (a fetch body, a Blob's) is read into one buffer, passed
+// back and forth: the default reader's fresh chunks were left for the
+// garbage collector, up to the size of the model at the download's peak.
+function streamChunks(body: ReadableStream<Uint8Array>): Chunks {
+  let byob: ReadableStreamBYOBReader | null = null;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // not a byte stream
+  }
+  if (byob) {
+    const reader = byob;
+    let buffer = new ArrayBuffer(1 << 20);
+    return {
+      next: async () => {
+        const { done, value } = await reader.read(new Uint8Array(buffer));
+        if (done || !value) return null;
+        buffer = value.buffer as ArrayBuffer;
+        return value;
+      },
+      cancel: () => void reader.cancel().catch(() => undefined),
+    };
+  }
+  const reader = body.getReader();
+  return {
+    next: async () => {
+      const { done, value } = await reader.read();
+      return done ? null : value;
+    },
+    cancel: () => void reader.cancel().catch(() => undefined),
+  };
+}
+
+// A saved copy read slice by slice into one buffer: reading it as a stream
+// left ~100 MB of chunks for the garbage collector on SmolLM2, at the peak.
+function savedChunks(reader: SavedReader, size: number): Chunks {
+  const slice = new Uint8Array(Math.min(SAVE_SLICE, Math.max(size, 1)));
+  let at = 0;
+  let open = true;
+  const close = () => {
+    if (open) reader.close();
+    open = false;
+  };
+  return {
+    next: async () => {
+      if (at >= size) {
+        close();
+        return null;
+      }
+      await yieldToEvents(); // a cancel can arrive between slices
+      const n = reader.read(slice.subarray(0, Math.min(slice.length, size - at)), at);
+      if (n <= 0) throw new Error(`the saved copy ends after ${at} of ${size} bytes`);
+      at += n;
+      return slice.subarray(0, n);
+    },
+    cancel: close,
+  };
+}
+
+// Copies chunks into a fresh engine buffer. Allocates once when the size is
 // known; otherwise grows by doubling (one extra copy at most per doubling).
-// Whatever goes wrong, the buffer is freed and the body cancelled (which
+// Whatever goes wrong, the buffer is freed and the source cancelled (which
 // closes a download's connection).
 async function receive(
   id: number,
-  body: ReadableStream<Uint8Array>,
+  source: Chunks,
   expected: number,
   phase: LoadProgress["phase"],
   progress: (p: LoadProgress) => void,
 ): Promise<{ ptr: number; size: number }> {
   const m = wasm!;
-  const reader = body.getReader();
   let ptr = 0;
   let size = 0;
   try {
@@ -188,8 +256,8 @@ async function receive(
     let lastReport = 0;
     for (;;) {
       checkCancelled(id);
-      const { done, value } = await reader.read();
-      if (done) break;
+      const value = await source.next();
+      if (value === null) break;
       if (size + value.length > capacity) {
         if (expected > 0) {
           throw new EngineFailure("network", `the server sent more than the ${expected} bytes it announced`);
@@ -226,7 +294,7 @@ async function receive(
   } catch (e) {
     if (isCrash(e)) throw e;
     if (ptr) m.Engine.release(ptr);
-    reader.cancel().catch(() => undefined);
+    source.cancel();
     if (e instanceof EngineFailure) throw e;
     if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
     throw new EngineFailure("network", `the download failed after ${size} bytes: ${(e as Error).message ?? e}`);
@@ -252,7 +320,9 @@ async function fromStore(
   if (source.sha256 && source.sha256.toLowerCase() !== cached.record.sha256) return null;
   let r: { ptr: number; size: number };
   try {
-    r = await receive(id, cached.file.stream(), cached.record.size, "cache", progress);
+    const reader = await cached.open?.().catch(() => null);
+    const chunks = reader ? savedChunks(reader, cached.record.size) : streamChunks(cached.file.stream());
+    r = await receive(id, chunks, cached.record.size, "cache", progress);
   } catch (e) {
     if (isCrash(e) || (e instanceof EngineFailure && (e.code === "aborted" || e.code === "out_of_memory"))) throw e;
     await host.store.discard(url);
@@ -318,7 +388,7 @@ async function fetchBody(
   // A compressed body's length is not the file's.
   const encoding = response.headers.get("content-encoding");
   const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
-  return receive(id, response.body, Number.isFinite(length) && length > 0 ? length : 0, "download", progress);
+  return receive(id, streamChunks(response.body), Number.isFinite(length) && length > 0 ? length : 0, "download", progress);
 }
 
 // What a failed engine.load() means for the caller.
@@ -432,7 +502,7 @@ async function fromUrl(
 }
 
 async function fromBlob(id: number, file: Blob, progress: (p: LoadProgress) => void): Promise<Part> {
-  const { ptr, size } = await receive(id, file.stream(), file.size, "download", progress);
+  const { ptr, size } = await receive(id, streamChunks(file.stream()), file.size, "download", progress);
   progress({ phase: "verify", loaded: 0, total: size, bytesPerSecond: 0, etaSeconds: NaN });
   return { ptr, size, sha256: wasm!.Engine.sha256(ptr, size), fromCache: false };
 }
@@ -533,12 +603,19 @@ async function load(
   for (const [i, part] of parts.entries()) {
     if (part.url === undefined || part.fromCache) continue;
     // The engine now owns the buffer; reading it to store a copy is safe.
+    // One slice buffer for the whole file: a new copy per slice left up to
+    // the file's size of garbage behind.
     const { ptr, size: partSize } = part;
+    const slice = new Uint8Array(Math.min(SAVE_SLICE, partSize));
     const problem = await host.store.store(
       part.url,
       partSize,
       part.sha256,
-      (offset, length) => heap().slice(ptr + offset, ptr + offset + length),
+      (offset, length) => {
+        const view = slice.subarray(0, length);
+        view.set(heap().subarray(ptr + offset, ptr + offset + length));
+        return view;
+      },
       (written) => progress({ phase: "store", loaded: written, total: partSize, bytesPerSecond: 0, etaSeconds: NaN }),
     );
     if (problem) {
@@ -612,6 +689,20 @@ function busyError(op: Request["op"]): EngineFailure {
 
 async function handle(req: Request): Promise<unknown> {
   if (req.op === "init") return init(req);
+  if (req.op === "dispose") {
+    // The engine's last request (terminate()): the session and its thread
+    // pool end now (each thread returns), then the threads' workers, and the
+    // page ends this worker on the answer. A thread worker blocked in its
+    // pool's wait does not answer Chromium's terminate: it is killed 2 s
+    // later, and until then it keeps the shared memory (model, KV cache)
+    // alive, which an engine made right after then held a second time.
+    // (Chromium 156 frees that memory at the page's next garbage collection
+    // after the workers end, not at once: measured, bench/browser.mjs.)
+    if (running) cancelled.add(running.id);
+    engine?.unload();
+    wasm?.PThread?.terminateAllThreads();
+    return null;
+  }
   if (req.op === "cancel") {
     // Only the running load or generation can be cancelled: the others are over.
     if (running?.id === req.target) {
