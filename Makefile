@@ -77,7 +77,7 @@ fuzz-build:
 # Speed next to llama.cpp (native) and wllama (in Chromium) and against the
 # decode roofline: prints a table, writes bench/RESULTS.md (bench/run).
 .PHONY: bench
-bench: native web
+bench: native package
 	$(EMENV) cmake --build --preset wasm-st --target kernel-bench-simd128 kernel-bench-relaxed
 	@bench/run
 

@@ -21,6 +21,7 @@
 //   BENCH_LARGE_MODEL the large part's 1.7B-shaped file (bench/run makes it)
 //   BENCH_PROMPT, BENCH_GEN   prefill and decode token counts (default 128, 128)
 //   BENCH_WLLAMA_FA_AUTO=1    also run wllama with flash attention on ("auto", llama.cpp's default)
+//   BENCH_BROWSERS    the browser part's browsers (default chromium,firefox)
 //   BENCH_SETTLE_SECONDS      wait at most this long for the load average to fall below 0.5 first (default 120, quick 0)
 //   BENCH_SERVE_*     the serve part's settings (serve_bench.mjs lists them; it runs on the first of BENCH_MODELS)
 //   BENCH_OUT         where to write the report (default bench/RESULTS.md; quick: build/bench/RESULTS-quick.md)
@@ -62,6 +63,7 @@ function readConfig() {
     prompt: positiveInt("BENCH_PROMPT", 128),
     gen: positiveInt("BENCH_GEN", 128),
     wllamaFaAuto: env.BENCH_WLLAMA_FA_AUTO === "1",
+    browsers: list(env.BENCH_BROWSERS, ["chromium", "firefox"]),
     serve: serveConfig(env, quick),
     out: env.BENCH_OUT ?? (quick ? path.join(repo, "build", "bench", "RESULTS-quick.md") : path.join(here, "RESULTS.md")),
   };
@@ -101,7 +103,7 @@ log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load averag
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
 const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null,
-  llamaModelSize: {}, llamaCommit: "", chromium: "" };
+  llamaModelSize: {}, llamaCommit: "", browsers: {}, sizes: null };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
 const parts = {
@@ -129,6 +131,13 @@ for (const [name, run] of Object.entries(parts)) {
     log(`[${name}] ERROR ${e.message}`);
   }
   partMinutes[name] = ((Date.now() - t0) / 60000).toFixed(1);
+}
+if (config.parts.has("browser")) {
+  try {
+    results.sizes = (await import("./sizes.mjs")).packageSizes(repo);
+  } catch (e) {
+    results.errors.push(`sizes: ${e.message}`);
+  }
 }
 // The roofline's weight bytes (from the file's header) should be what llama.cpp counts.
 for (const [key, size] of Object.entries(results.llamaModelSize)) {

@@ -1,6 +1,6 @@
 // The browser half of `make bench`: smolinfer's WebAssembly builds and
-// @wllama/wllama in headless Chromium (Debian's, driven by playwright-core),
-// on the same model files, the same prompts (exactly P tokens, see
+// @wllama/wllama in headless Chromium and Firefox ESR (Debian's, started as
+// the browser tests start them: web/tests/browsers.mjs), on the same model files, the same prompts (exactly P tokens, see
 // prompts.mjs), the same number of generated tokens and threads. Each
 // engine reports its own timings (page/bench.js); the counts each engine
 // reports are checked against the benchmark's.
@@ -9,15 +9,13 @@
 // together in build/bench/site: the smolinfer site (build/web/site), the
 // benchmark page at /bench/ and wllama's ES module and wasm at /wllama/,
 // with the model files under /models/.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
-
+import { launchBrowser } from "../web/tests/browsers.mjs";
 import { readGguf } from "./gguf.mjs";
 import { makePrompts } from "./prompts.mjs";
 import { bytesPerToken } from "./roofline.mjs";
@@ -25,9 +23,7 @@ import { median } from "./stats.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
-const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync"];
+const executables = { chromium: process.env.CHROMIUM ?? "/usr/bin/chromium", firefox: process.env.FIREFOX ?? "/usr/bin/firefox-esr" };
 
 function link(target, at) {
   if (!fs.existsSync(target)) throw new Error(`missing ${path.relative(repo, target)}`);
@@ -56,16 +52,19 @@ function assembleSite(models) {
   return { site, modelDir };
 }
 
-// Chromium's renderer processes (a page and its workers live in one) and
-// their peak resident memory, from /proc. One page is open at a time, so
-// the largest peak among them is that page's (the others are spares
-// Chromium keeps ready).
-function rendererPids() {
+// The browser's content processes (a page and its workers live in one:
+// Chromium's renderers, Firefox's web content processes) and their resident
+// memory, from /proc. One page is open at a time, so the largest peak among
+// them is that page's (the others are spares the browser keeps ready, and
+// Firefox's driver page, which is on another site).
+const contentMarks = { chromium: ["--type=renderer"], firefox: ["-contentproc", "-isForBrowser"] };
+function rendererPids(browser) {
   const pids = [];
   for (const d of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (fs.readFileSync(`/proc/${d}/cmdline`, "utf8").includes("--type=renderer")) pids.push(d);
+      const cmdline = fs.readFileSync(`/proc/${d}/cmdline`, "utf8");
+      if (contentMarks[browser].every((m) => cmdline.includes(m))) pids.push(d);
     } catch {
       // gone
     }
@@ -73,12 +72,22 @@ function rendererPids() {
   return pids;
 }
 
-function peakRss(pid) {
+function memory(pid, field) {
   try {
-    const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmHWM:\s+(\d+) kB/);
+    const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+) kB`));
     return m ? Number(m[1]) * 1024 : NaN;
   } catch {
     return NaN;
+  }
+}
+const peakRss = (pid) => memory(pid, "VmHWM");
+
+function browserVersion(name, context) {
+  if (name === "chromium") return context.browser()?.version() ?? "";
+  try {
+    return execFileSync(executables.firefox, ["--version"], { encoding: "utf8" }).trim().replace(/^Mozilla Firefox /, "");
+  } catch {
+    return "";
   }
 }
 
@@ -117,8 +126,11 @@ async function startServer(models) {
 // engine that hangs costs minutes, not the whole run.
 const phaseLimitSeconds = { page: 60, load: 300, warmup: 300, run: 1200 };
 
+// Content processes a browser keeps with no test page open (counted at its start).
+const spareProcesses = {};
+
 /** One (model, engine, threads) case in a fresh page; the engine's result or { error }. */
-async function runCase(context, origin, model, c, maxTokens) {
+async function runCase(browser, context, origin, model, c, maxTokens) {
   // smolinfer at one thread: its single-threaded build, which a page that is
   // not cross-origin isolated gets. Everything else runs isolated.
   const isolated = !(c.engine === "smolinfer" && c.threads === 1);
@@ -126,14 +138,20 @@ async function runCase(context, origin, model, c, maxTokens) {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
+  // The page says what it is doing in window.benchPhaseNow (page/bench.js); polled.
   let current = { name: "page", detail: "", since: Date.now() };
-  await page.exposeFunction("benchPhase", (name, detail) => {
-    current = { name, detail, since: Date.now() };
-  });
+  let poller;
   let timer;
   try {
     await page.goto(`${origin}/bench/index.html${isolated ? "" : "?isolation=off"}`);
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: phaseLimitSeconds.page * 1000 });
+    // Each process's memory before the engine: the page's own share.
+    const before = new Map(rendererPids(browser).map((pid) => [pid, memory(pid, "VmRSS")]));
+    poller = setInterval(() => {
+      page.evaluate(() => window.benchPhaseNow ?? null).then((p) => {
+        if (p && (p.name !== current.name || p.detail !== current.detail)) current = { ...p, since: Date.now() };
+      }, () => {});
+    }, 1000);
     const args = {
       modelUrl: `/models/${encodeURIComponent(path.basename(model.file))}`,
       threads: c.threads,
@@ -154,16 +172,22 @@ async function runCase(context, origin, model, c, maxTokens) {
     const work = page.evaluate(({ engine, args }) => window.bench[engine](args), { engine: c.engine, args });
     work.catch(() => {}); // after a stall it rejects when the page closes
     const out = await Promise.race([work, timeout]);
-    out.peakRendererBytes = Math.max(...rendererPids().map(peakRss).filter(Number.isFinite));
+    const peaks = rendererPids(browser).map((pid) => [pid, peakRss(pid)]).filter(([, b]) => Number.isFinite(b));
+    const [pid, peak] = peaks.reduce((a, b) => (b[1] > a[1] ? b : a), ["", -Infinity]);
+    out.peakRendererBytes = peak;
+    out.pageBytes = before.get(pid) ?? NaN;
     return out;
   } catch (e) {
     const detail = pageErrors.length ? ` (page: ${pageErrors.slice(-3).join(" | ")})` : "";
     return { error: `${e.message.split("\n")[0]}${detail}` };
   } finally {
     clearInterval(timer);
+    clearInterval(poller);
     await page.close().catch(() => {});
-    // Let the closed page's renderer exit before the next case measures.
-    for (const t0 = Date.now(); rendererPids().length > 1 && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 100));
+    // Let the closed page's process exit before the next case measures.
+    for (const t0 = Date.now(); rendererPids(browser).length > spareProcesses[browser] && Date.now() - t0 < 5000; ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
 
@@ -185,7 +209,10 @@ function countProblems(out, c, config, lead) {
 
 /** Fills results.browser (rows) and results.errors. */
 export async function runBrowserPart(config, results, log) {
-  if (!fs.existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath} (set CHROMIUM)`);
+  for (const b of config.browsers) {
+    if (!executables[b]) throw new Error(`BENCH_BROWSERS: no browser named ${b} (chromium, firefox)`);
+    if (!fs.existsSync(executables[b])) throw new Error(`no ${b} at ${executables[b]} (scripts/install-deps)`);
+  }
   const models = config.models.map((m) => {
     const prompts = makePrompts(config.smolinfer, m.file, config.browserReps + 1, config.prompt);
     return { ...m, warmup: prompts[0], prompts: prompts.slice(1), lead: prompts.lead };
@@ -204,15 +231,25 @@ export async function runBrowserPart(config, results, log) {
       : []),
   ]);
   const { server, origin } = await startServer(models);
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "smolinfer-bench-chromium-"));
-  let context;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs });
-    results.chromium = context.browser()?.version() ?? "";
+    for (const browser of config.browsers) await runBrowser(browser, config, results, log, models, cases, origin);
+  } finally {
+    server.kill();
+  }
+}
+
+async function runBrowser(browserName, config, results, log, models, cases, origin) {
+  let browser;
+  try {
+    browser = await launchBrowser(browserName);
+    const { context } = browser;
+    results.browsers[browserName] = browserVersion(browserName, context);
+    await new Promise((r) => setTimeout(r, 2000)); // the spare processes it starts with
+    spareProcesses[browserName] = rendererPids(browserName).length;
     for (const model of models) {
       for (const c of cases) {
-        const where = `browser ${model.key} t=${c.threads}`;
-        const out = await runCase(context, origin, model, c, config.gen);
+        const where = `${browserName} ${model.key} t=${c.threads}`;
+        const out = await runCase(browserName, context, origin, model, c, config.gen);
         if (out.error) {
           results.errors.push(`${where} ${c.name}: ${out.error}`);
           log(`[${where}] ${c.name}: ERROR ${out.error}`);
@@ -222,6 +259,7 @@ export async function runBrowserPart(config, results, log) {
         // Seconds the engine's own timings account for, per run, over the wall time of the call.
         const timed = out.runs.map((r) => (config.prompt / r.prefillTps + (config.gen - 1) / r.decodeTps) / r.wallSeconds);
         const row = {
+          browser: browserName,
           model: model.key,
           threads: c.threads,
           engine: c.name,
@@ -229,6 +267,7 @@ export async function runBrowserPart(config, results, log) {
           exact: out.exact,
           readySeconds: out.readySeconds,
           peakRendererBytes: out.peakRendererBytes,
+          pageBytes: out.pageBytes,
           // What the engine must hold: the file and (smolinfer) its f16 KV cache at the loaded context.
           fileBytes: fs.statSync(model.file).size,
           kvBytes: out.contextSize ? bytesPerToken(readGguf(model.file), 0).kvPerPosition * out.contextSize : NaN,
@@ -247,8 +286,6 @@ export async function runBrowserPart(config, results, log) {
       }
     }
   } finally {
-    await context?.close().catch(() => {});
-    server.kill();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await browser?.close().catch(() => {});
   }
 }

@@ -20,8 +20,11 @@ const busy = (load) => Number(load.split(" ")[0]) > 0.5;
 // The targets, as (measured value, bar): decode and prefill against llama.cpp
 // -fa off natively and against wllama -fa off in the browser, and the share
 // of the decode roofline natively.
+const browserTitle = { chromium: "Chromium", firefox: "Firefox" };
+
 function targets(config, results) {
-  const find = (table, model, t, engine) => table.find((r) => r.model === model && r.threads === t && r.engine === engine);
+  const find = (table, model, t, engine, browser) =>
+    table.find((r) => r.model === model && r.threads === t && r.engine === engine && (!browser || r.browser === browser));
   const out = [];
   for (const { key } of config.models) {
     for (const t of config.threads) {
@@ -37,20 +40,21 @@ function targets(config, results) {
           out.push({ what: `${key} native decode, ${t} thread(s), share of the roofline`, bar: 0.6, got: o?.tg / roof, share: true });
         }
       }
-      if (config.parts.has("browser")) {
+      for (const b of config.parts.has("browser") ? config.browsers : []) {
         // The browser-speed issue: at least 2x wllama with the relaxed-SIMD build (4x wanted).
-        const o = find(results.browser, key, t, "smolinfer");
-        const w = find(results.browser, key, t, "wllama fa=off");
+        const o = find(results.browser, key, t, "smolinfer", b);
+        const w = find(results.browser, key, t, "wllama fa=off", b);
         const bad = Boolean(o?.problems.length || w?.problems.length);
-        out.push({ what: `${key} browser decode, ${t} thread(s), vs wllama`, bar: 2, got: bad ? NaN : o?.tg / w?.tg });
-        out.push({ what: `${key} browser prefill, ${t} thread(s), vs wllama`, bar: 2, got: bad ? NaN : o?.pp / w?.pp });
+        const B = browserTitle[b];
+        out.push({ what: `${key} ${B} decode, ${t} thread(s), vs wllama`, bar: 2, got: bad ? NaN : o?.tg / w?.tg });
+        out.push({ what: `${key} ${B} prefill, ${t} thread(s), vs wllama`, bar: 2, got: bad ? NaN : o?.pp / w?.pp });
         out.push({
-          what: `${key} browser, ${t} thread(s): ready from the saved copy vs wllama from memory (time ratio wllama / smolinfer)`,
+          what: `${key} ${B}, ${t} thread(s): ready from the saved copy vs wllama from memory (time ratio wllama / smolinfer)`,
           bar: 1,
           got: w?.readySeconds / o?.readySeconds,
         });
         out.push({
-          what: `${key} browser, ${t} thread(s): peak renderer memory / (model file + KV cache)`,
+          what: `${key} ${B}, ${t} thread(s): peak renderer memory / (model file + KV cache)`,
           bar: 1.3,
           got: o?.peakRendererBytes / (o?.fileBytes + o?.kvBytes),
           atMost: true,
@@ -59,10 +63,12 @@ function targets(config, results) {
     }
   }
   if (config.parts.has("browser") && config.threads.includes(1) && config.threads.includes(2)) {
-    for (const { key } of config.models) {
-      const one = find(results.browser, key, 1, "smolinfer");
-      const two = find(results.browser, key, 2, "smolinfer");
-      out.push({ what: `${key} browser decode, 2 threads vs 1`, bar: 1.7, got: two?.tg / one?.tg });
+    for (const b of config.browsers) {
+      for (const { key } of config.models) {
+        const one = find(results.browser, key, 1, "smolinfer", b);
+        const two = find(results.browser, key, 2, "smolinfer", b);
+        out.push({ what: `${key} ${browserTitle[b]} decode, 2 threads vs 1`, bar: 1.7, got: two?.tg / one?.tg });
+      }
     }
   }
   if (config.parts.has("serve")) out.push(...serveTargets(results.serve));
@@ -155,13 +161,16 @@ export function report(config, results, m) {
     }
   }
 
-  if (config.parts.has("browser")) {
+  for (const browser of config.parts.has("browser") ? config.browsers : []) {
+    const B = browserTitle[browser];
+    const find = (table, model, t, engine) =>
+      table.find((r) => r.model === model && r.threads === t && r.engine === engine && r.browser === browser);
     const others = ["smolinfer simd128", "wllama fa=off", ...(config.wllamaFaAuto ? ["smolinfer fa=on", "wllama fa=auto"] : [])];
-    L(`## Browser: smolinfer (WebAssembly) vs @wllama/wllama ${m.wllama}, headless Chromium ${results.chromium}`);
+    L(`## ${B}: smolinfer (WebAssembly) vs @wllama/wllama ${m.wllama}, headless ${B} ${results.browsers[browser] ?? "?"}`);
     L();
     L(`The same ${P}-token prompts (a different first token each run, so nothing is reused from a cache), then ${G} tokens generated` +
       ` greedily with end-of-generation ignored; one untimed warm-up generation first. smolinfer runs its single-threaded build at` +
-      ` 1 thread (a page that is not cross-origin isolated) and its multi-threaded build at more, each in the build Chromium gets` +
+      ` 1 thread (a page that is not cross-origin isolated) and its multi-threaded build at more, each in the build ${B} gets` +
       ` (relaxed SIMD, exact) and, as "smolinfer simd128", in the plain SIMD128 build a browser without relaxed SIMD gets (Safari;` +
       ` fast arithmetic, not bit-exact); its ratio column compares it with smolinfer's relaxed build. wllama runs on an isolated page with` +
       ` n_threads set, CPU only. Both with flash attention off${config.wllamaFaAuto ? ", and on (smolinfer -fa on, wllama -fa auto)" : ""}. Timings: smolinfer's \`engine.stats()\`;` +
@@ -193,11 +202,13 @@ export function report(config, results, m) {
     L();
     L(`Loading and memory. "Ready": smolinfer from creating an engine to a model loaded from the copy a first load saved` +
       ` (reading it back, checking its SHA-256, parsing); wllama from its model file, already in the page's memory, to loaded.` +
-      ` "Peak renderer": the renderer process's peak resident memory (VmHWM) over the whole case: both loads, every generation;` +
-      ` "file + KV": the model file and smolinfer's f16 KV cache at its default context.`);
+      ` "Peak": the page's content process's peak resident memory (VmHWM) over the whole case: both loads (the second in a new` +
+      ` engine made right after terminating the first), every generation; "page": that process's resident memory with the page` +
+      ` loaded, before any engine (the browser's, not the engine's); "file + KV": the model file and smolinfer's f16 KV cache at` +
+      ` its default context; "engine's share" = (peak − page) / (file + KV).`);
     L();
-    L(`| model | threads | ready: smolinfer / wllama | peak renderer: smolinfer / simd128 / wllama | file + KV | smolinfer / (file + KV) |`);
-    L(`|---|---|---|---|---|---|`);
+    L(`| model | threads | ready: smolinfer / wllama | peak: smolinfer / simd128 / wllama | page | file + KV | peak / (file + KV) | engine's share |`);
+    L(`|---|---|---|---|---|---|---|---|`);
     for (const { key } of config.models) {
       for (const t of config.threads) {
         const ours = find(results.browser, key, t, "smolinfer");
@@ -207,9 +218,22 @@ export function report(config, results, m) {
         const sec = (x) => (Number.isFinite(x) ? `${x.toFixed(2)} s` : "—");
         const mib = (x) => (Number.isFinite(x) ? `${(x / 2 ** 20).toFixed(0)} MiB` : "—");
         L(`| ${key} | ${t} | ${sec(ours?.readySeconds)} / ${sec(w?.readySeconds)} | ${mib(ours?.peakRendererBytes)} / ` +
-          `${mib(plain?.peakRendererBytes)} / ${mib(w?.peakRendererBytes)} | ${mib(need)} | ${ratio(ours?.peakRendererBytes, need)} |`);
+          `${mib(plain?.peakRendererBytes)} / ${mib(w?.peakRendererBytes)} | ${mib(ours?.pageBytes)} | ${mib(need)} | ` +
+          `${ratio(ours?.peakRendererBytes, need)} | ${ratio(ours?.peakRendererBytes - ours?.pageBytes, need)} |`);
       }
     }
+    L();
+  }
+  if (results.sizes) {
+    const kb = (b) => `${(b / 1024).toFixed(0)} KiB`;
+    L(`## Package size`);
+    L();
+    L(`\`make package\`'s tarball (${results.sizes.tarball}): ${kb(results.sizes.tarballBytes)} packed, ${kb(results.sizes.unpackedBytes)}` +
+      ` unpacked, ${results.sizes.files} files. A browser fetches one WebAssembly build (and its glue):`);
+    L();
+    L(`| build | .wasm | gzipped | glue .js | gzipped |`);
+    L(`|---|---|---|---|---|`);
+    for (const b of results.sizes.builds) L(`| ${b.name} | ${kb(b.wasm)} | ${kb(b.wasmGz)} | ${kb(b.glue)} | ${kb(b.glueGz)} |`);
     L();
   }
 
@@ -258,7 +282,10 @@ export function report(config, results, m) {
   L(`| load average | when bench/run started ${m.loadInvoked || "?"}; when measuring began ${m.loadStart}; at the end ${m.loadEnd} |`);
   L(`| smolinfer | ${m.smolinfer}; native built with ${m.compiler || "?"}; WebAssembly with Emscripten ${m.emcc || "?"} |`);
   if (config.parts.has("native") || config.parts.has("serve")) L(`| llama.cpp | ${results.llamaCommit || "?"} (node-llama-cpp ${m.nodeLlamaCpp || "?"}'s source), ${m.llamaBuild || "?"} |`);
-  if (config.parts.has("browser")) L(`| browser | Chromium ${results.chromium || "?"} (headless), @wllama/wllama ${m.wllama || "?"} |`);
+  if (config.parts.has("browser")) {
+    const names = config.browsers.map((b) => `${browserTitle[b]} ${results.browsers[b] || "?"}`).join(", ");
+    L(`| browsers | ${names} (headless), @wllama/wllama ${m.wllama || "?"} |`);
+  }
   L(`| node | ${m.node} |`);
   L(`| models | ${config.models.map((x) => `${x.key}: ${path.basename(x.file)} (${(fs.statSync(x.file).size / 1e6).toFixed(1)} MB)`).join("; ")} |`);
   L(`| settings | prompt ${P}, generate ${G}, threads ${config.threads.join(",")}, repetitions ${config.nativeReps} native / ${config.browserReps} browser, parts ${[...config.parts].join(",")} |`);

@@ -10,7 +10,8 @@
 const now = () => performance.now();
 // Tells bench/browser.mjs what the page is doing, so that a stall (a model
 // that never loads, a generation that hangs) fails the case in minutes.
-const phase = (name, detail = "") => window.benchPhase?.(name, detail);
+// bench/browser.mjs polls window.benchPhaseNow.
+const phase = (name, detail = "") => (window.benchPhaseNow = { name, detail });
 
 async function drain(stream) {
   let pieces = 0;

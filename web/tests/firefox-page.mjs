@@ -32,6 +32,11 @@ function agent(prefix) {
   const report = (event) => (page ? send("event", { page, doc, ...event }) : early.push(event));
   addEventListener("error", (e) => report({ type: "pageerror", message: e.message }));
   addEventListener("unhandledrejection", (e) => report({ type: "pageerror", message: String(e.reason?.message ?? e.reason) }));
+  const consoleError = console.error.bind(console);
+  console.error = (...args) => {
+    report({ type: "console", level: "error", message: args.map(String).join(" ") });
+    consoleError(...args);
+  };
   async function run(command) {
     try {
       const f = (0, eval)(`(${command.fn})`);
@@ -207,6 +212,8 @@ class Driver {
       "network.connectivity-service.enabled": false,
       "extensions.autoDisableScopes": 0,
       "extensions.update.enabled": false,
+      // A closed page's process ends (the benchmark reads each page's peak memory from its own).
+      "dom.ipc.keepProcessesAlive.web": 0,
     };
     fs.writeFileSync(
       path.join(profile, "user.js"),
@@ -214,7 +221,9 @@ class Driver {
     );
     this.home = new FirefoxPage(this, "home");
     this.pages.set("home", this.home);
-    const home = `http://127.0.0.1:${port}${AGENT_PATH}home`;
+    // On a site of its own (localhost, the tests use 127.0.0.1), so that no
+    // test page shares its process.
+    const home = `http://localhost:${port}${AGENT_PATH}home`;
     this.home.expecting = home;
     const arrived = this.home.nextArrival();
     this.firefox = spawn(process.env.FIREFOX ?? "/usr/bin/firefox-esr", ["--headless", "--no-remote", "--profile", profile, home], {
@@ -317,6 +326,7 @@ class FirefoxPage {
 
   emit(type, event) {
     if (type === "pageerror") for (const handler of this.listeners.pageerror) handler(new Error(event.message));
+    if (type === "console") for (const handler of this.listeners.console) handler({ type: () => event.level, text: () => event.message });
   }
 
   async goto(url) {
@@ -438,7 +448,7 @@ class FirefoxPage {
         if (event === "request") {
           this.listeners.request.push(handler);
           this.driver.requestListeners.add(handler);
-        } else if (event === "pageerror") this.listeners.pageerror.push(handler);
+        } else if (event === "pageerror" || event === "console") this.listeners[event].push(handler);
         else throw new Error(`the Firefox page has no '${event}' event`);
         return wrapper;
       },
