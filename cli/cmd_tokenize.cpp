@@ -1,7 +1,6 @@
 // smolinfer tokenize: token ids of a text (-p, -f), or of every JSON string
 // line of a file (--jsonl).
 #include <cstdio>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -39,19 +38,9 @@ int run(const TokenizeFlags& f, bool have_prompt) {
         print_ids(session->tokenize(read_file(f.file), true, parse_special));
         return 0;
     }
-    std::istringstream lines(read_file(f.jsonl));
-    std::string line;
-    for (int n = 1; std::getline(lines, line); ++n) {
-        if (line.empty() || line == "\r") continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-            throw Error(f.jsonl + ":" + std::to_string(n) + ": not JSON (" + e.what() + ")");
-        }
-        if (!j.is_string()) throw Error(f.jsonl + ":" + std::to_string(n) + ": expected a JSON string");
-        std::printf("%s\n", nlohmann::json(session->tokenize(j.get<std::string>(), true, parse_special)).dump().c_str());
-    }
+    for_each_jsonl_string(f.jsonl, [&](const std::string& text, const std::string&) {
+        std::printf("%s\n", nlohmann::json(session->tokenize(text, true, parse_special)).dump().c_str());
+    });
     return 0;
 }
 

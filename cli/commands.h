@@ -33,8 +33,13 @@ Action add_perplexity(CLI::App& app);
 Action add_quantize(CLI::App& app);
 Action add_split(CLI::App& app);
 Action add_serve(CLI::App& app);
+Action add_embed(CLI::App& app);
 
 // Reads a whole file; throws smolinfer::Error naming the path.
 std::string read_file(const std::string& path);
+
+// Calls f(text, "path:line") for every non-empty line of a file that holds
+// one JSON string per line; throws naming the line that is not one.
+void for_each_jsonl_string(const std::string& path, const std::function<void(const std::string&, const std::string&)>& f);
 
 }  // namespace smolinfer::cli

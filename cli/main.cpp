@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "smolinfer/error.h"
 
@@ -55,6 +57,23 @@ std::string read_file(const std::string& path) {
     return ss.str();
 }
 
+void for_each_jsonl_string(const std::string& path, const std::function<void(const std::string&, const std::string&)>& f) {
+    std::istringstream lines(read_file(path));
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n) {
+        if (line.empty() || line == "\r") continue;
+        const std::string where = path + ":" + std::to_string(n);
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(where + ": not JSON (" + e.what() + ")");
+        }
+        if (!j.is_string()) throw Error(where + ": expected a JSON string");
+        f(j.get<std::string>(), where);
+    }
+}
+
 }  // namespace smolinfer::cli
 
 int main(int argc, char** argv) {
@@ -74,6 +93,7 @@ int main(int argc, char** argv) {
     add("quantize", "convert a GGUF model to another type mix (Q8_0, Q4_K_M, ...)", add_quantize);
     add("split", "cut a GGUF model into parts (llama.cpp's gguf-split layout)", add_split);
     add("serve", "an OpenAI-compatible HTTP server (continuous batching)", add_serve);
+    add("embed", "the embedding of a text (JSON arrays), as llama.cpp computes it", add_embed);
 
     // CLI11 would only say that a subcommand is required.
     if (argc > 1 && argv[1][0] != '-') {

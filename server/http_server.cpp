@@ -7,6 +7,7 @@
 
 #include <httplib.h>
 
+#include "openai_embeddings.h"
 #include "openai_request.h"
 #include "openai_response.h"
 
@@ -26,6 +27,7 @@ const std::map<std::string, std::string>& known_paths() {
         {"/v1/models", "GET"},
         {"/v1/chat/completions", "POST"},
         {"/v1/completions", "POST"},
+        {"/v1/embeddings", "POST"},
     };
     return paths;
 }
@@ -302,6 +304,52 @@ void HttpServer::routes() {
                 });
         };
     };
+    route("/v1/embeddings", "POST", keyed([this](const httplib::Request& req, httplib::Response& res) {
+        in_flight_->fetch_add(1);
+        struct Release {
+            std::shared_ptr<std::atomic<int>> count;
+            ~Release() { count->fetch_sub(1); }
+        } release{in_flight_};
+        EmbeddingsRequest r;
+        try {
+            r = parse_embeddings_request(req.body);
+        } catch (const BadRequest& e) {
+            return send_error(res, 400, e.what(), "invalid_request_error", e.param());
+        }
+        const int width = session_.info().n_embd_out;
+        if (r.dimensions && *r.dimensions > width) {
+            return send_error(res, 400,
+                              "'dimensions' is " + std::to_string(*r.dimensions) + "; the model's embeddings have " +
+                                  std::to_string(width),
+                              "invalid_request_error", "dimensions");
+        }
+        EmbeddingJob job;
+        for (EmbeddingInput& in : r.inputs) {
+            if (in.is_tokens) {
+                job.tokens.push_back(std::move(in.tokens));
+            } else {
+                job.texts.push_back(std::move(in.text));
+            }
+        }
+        if (!job.texts.empty() && !job.tokens.empty()) {
+            return send_error(res, 400, "'input' mixes texts and token ids", "invalid_request_error", "input");
+        }
+        auto ticket = scheduler_.submit(std::move(job));
+        if (!ticket) {
+            res.set_header("Retry-After", "1");
+            return send_error(res, 503, "the server is busy: too many requests are waiting (try again)", "server_error",
+                              "", "queue_full");
+        }
+        TicketItem item = wait(*ticket);
+        if (const auto* rejected = std::get_if<Rejected>(&item)) return refuse(res, *rejected);
+        Embedded& done = std::get<Embedded>(item);
+        if (r.dimensions) {
+            for (auto& v : done.vectors) v = shorten(v, *r.dimensions);
+        }
+        res.set_content(dump(embeddings_response(done.vectors, r.base64, r.model.value_or(options_.model_id),
+                                                 done.prompt_tokens)),
+                        "application/json");
+    }));
     route("/v1/chat/completions", "POST", keyed(generate(Endpoint::Chat)));
     route("/v1/completions", "POST", keyed(generate(Endpoint::Completion)));
 }

@@ -32,6 +32,48 @@ Scheduler::Scheduler(Session& session, int parallel, int queue_limit)
 
 Scheduler::~Scheduler() { shutdown(); }
 
+std::shared_ptr<Ticket> Scheduler::submit(EmbeddingJob job) {
+    auto ticket = std::make_shared<Ticket>();
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            ticket->push(Rejected{"the server is shutting down", false});
+            return ticket;
+        }
+        if (int(embed_queue_.size()) >= queue_limit_) return nullptr;
+        embed_queue_.push_back({std::move(job), ticket});
+    }
+    wake_.notify_one();
+    return ticket;
+}
+
+void Scheduler::embed(WaitingEmbedding w) {
+    if (w.ticket->cancelled()) return;
+    Embedded out;
+    try {
+        const size_t n = w.job.texts.empty() ? w.job.tokens.size() : w.job.texts.size();
+        for (size_t i = 0; i < n; ++i) {
+            const std::vector<TokenId> ids =
+                w.job.texts.empty() ? w.job.tokens[i] : session_.tokenize(w.job.texts[i], true, false);
+            try {
+                out.vectors.push_back(session_.embed_tokens(ids, true));
+            } catch (const Error& e) {
+                throw Error(n > 1 ? "input[" + std::to_string(i) + "]: " + e.what() : std::string(e.what()));
+            }
+            out.prompt_tokens += int(ids.size());
+        }
+        {
+            std::lock_guard lock(mutex_);
+            counters_.prompt_tokens += out.prompt_tokens;
+        }
+        w.ticket->push(std::move(out));
+    } catch (const Error& e) {
+        w.ticket->push(Rejected{e.what(), true});
+    } catch (const std::exception& e) {
+        w.ticket->push(Rejected{e.what(), false});
+    }
+}
+
 std::shared_ptr<Ticket> Scheduler::submit(Job job) {
     auto ticket = std::make_shared<Ticket>();
     ticket->on_cancel_ = [this] {
@@ -72,19 +114,26 @@ SchedulerCounters Scheduler::counters() const {
 void Scheduler::run() {
     for (;;) {
         std::vector<Waiting> admits;
+        std::optional<WaitingEmbedding> embedding;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [&] {
-                return stopping_ || cancel_pending_ || batch_.running() > 0 || (!queue_.empty() && !batch_.full());
+                return stopping_ || cancel_pending_ || batch_.running() > 0 || !embed_queue_.empty() ||
+                       (!queue_.empty() && !batch_.full());
             });
             if (stopping_) break;
             cancel_pending_ = false;
+            if (!embed_queue_.empty()) {
+                embedding = std::move(embed_queue_.front());
+                embed_queue_.pop_front();
+            }
             while (!queue_.empty() && batch_.running() + int(admits.size()) < batch_.capacity()) {
                 admits.push_back(std::move(queue_.front()));
                 queue_.pop_front();
             }
             counters_.queued = int(queue_.size());
         }
+        if (embedding) embed(std::move(*embedding));
         for (Waiting& w : admits) admit(std::move(w));
         drop_cancelled();
         if (batch_.running() > 0) {
@@ -113,6 +162,8 @@ void Scheduler::run() {
     std::lock_guard lock(mutex_);
     for (Waiting& w : queue_) w.ticket->push(Rejected{"the server is shutting down", false});
     queue_.clear();
+    for (WaitingEmbedding& w : embed_queue_) w.ticket->push(Rejected{"the server is shutting down", false});
+    embed_queue_.clear();
     counters_.queued = 0;
     counters_.running = 0;
 }

@@ -31,6 +31,17 @@ struct Job {
     bool max_tokens_given = true;  // false: generate until the context is full
 };
 
+// What an embeddings job asks for: each input's vector, L2-normalised.
+struct EmbeddingJob {
+    std::vector<std::string> texts;            // inputs given as text
+    std::vector<std::vector<TokenId>> tokens;  // or as token ids (then texts is empty)
+};
+// Its answer: one vector per input, and the tokens read.
+struct Embedded {
+    std::vector<std::vector<float>> vectors;
+    int prompt_tokens = 0;
+};
+
 // The engine refused the job: `client_error` for bad input (a 400), else
 // the server's fault or its shutting down.
 struct Rejected {
@@ -38,7 +49,7 @@ struct Rejected {
     bool client_error;
 };
 struct Admitted {};
-using TicketItem = std::variant<Admitted, Rejected, BatchEvent>;
+using TicketItem = std::variant<Admitted, Rejected, BatchEvent, Embedded>;
 
 // One job's channel from the engine thread to its handler thread.
 class Ticket {
@@ -80,6 +91,9 @@ public:
 
     // Null when the queue is full. After shutdown() the ticket says so (Rejected).
     std::shared_ptr<Ticket> submit(Job job);
+    // Embeddings run on the engine thread between generation steps, a job
+    // (all its inputs) at a time; the ticket gets Embedded or Rejected.
+    std::shared_ptr<Ticket> submit(EmbeddingJob job);
 
     // Ends every job (queued ones rejected, running ones given a last
     // event with stop reason Stopped) and stops the engine thread.
@@ -93,7 +107,12 @@ private:
         Job job;
         std::shared_ptr<Ticket> ticket;
     };
+    struct WaitingEmbedding {
+        EmbeddingJob job;
+        std::shared_ptr<Ticket> ticket;
+    };
     void run();
+    void embed(WaitingEmbedding w);
     void admit(Waiting w);
     void drop_cancelled();
     void dispatch(std::vector<BatchEvent> events);
@@ -113,6 +132,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Waiting> queue_;
+    std::deque<WaitingEmbedding> embed_queue_;
     bool stopping_ = false;
     bool cancel_pending_ = false;
     SchedulerCounters counters_;

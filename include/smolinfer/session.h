@@ -89,6 +89,12 @@ struct ModelInfo {
     int n_ff = 0;
     double vocab_load_ms = 0;  // reading the vocabulary and building the tokenizer
     uint64_t vocab_bytes = 0;  // the vocabulary's memory (Vocab::memory_bytes, an estimate)
+    // Embeddings: the file's pooling ("none", "mean", "cls", "last", "rank")
+    // and the length of an embedding. An encoder (bert, nomic-bert,
+    // gemma-embedding) makes embeddings only; a decoder can do both.
+    std::string pooling;
+    int n_embd_out = 0;
+    bool encoder = false;
 };
 
 struct ChatMessage {
@@ -155,6 +161,10 @@ struct GenerationStats {
 
 class Session;
 class BatchGenerator;
+
+// v / |v| as llama.cpp's common_embd_normalize(2) computes it (a zero
+// vector stays zero): what Session::embed returns by default.
+std::vector<float> normalized(std::vector<float> v);
 
 // A generation advanced one token at a time (for callers that must keep
 // their own event loop running between tokens, like the browser worker).
@@ -242,6 +252,21 @@ public:
 
     // Makes a running generate() return after the current token. Thread-safe.
     void stop();
+
+    // The embedding of `text` as llama.cpp computes it (llama_get_embeddings_seq;
+    // with no pooling in the file, the last token's final hidden state, as
+    // its programs return), L2-normalised unless `normalize` is false (what
+    // llama.cpp's --embd-normalize 2 and OpenAI's API give). The text is
+    // tokenized with the model's special tokens added ([CLS] ... [SEP],
+    // BOS/EOS) and its own text never read as special tokens. An encoder
+    // sees the whole text at once: it must fit the context. Throws
+    // smolinfer::Error for an empty text, a text longer than the context
+    // (naming both lengths), or a model whose pooling cannot give one
+    // (rank: a reranker; mean or cls on a decoder). On a decoder it empties
+    // the sequence (the KV cache is reused from position 0).
+    std::vector<float> embed(std::string_view text, bool normalize = true);
+    // The same for tokens already made (special tokens included as wanted).
+    std::vector<float> embed_tokens(std::span<const TokenId> tokens, bool normalize = true);
 
     // Low level: appends tokens to the sequence and returns their logits, one
     // row of n_vocab per token when all_logits, else the last token's row.

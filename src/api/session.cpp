@@ -65,9 +65,11 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     : model(m),
       vocab(timed(info.vocab_load_ms, [&] { return text::Vocab::from_metadata(m->file().metadata(), &warnings); })),
       pool(o.threads > 0 ? o.threads : runtime::default_thread_count()),
-      forward(m, n_ctx, o.batch),
+      // An encoder reads a whole sequence in one pass, which keeps every position.
+      forward(m, n_ctx, m->config().encoder ? n_ctx : o.batch),
       cache(m->config().n_layer, n_ctx, m->config().kv_dim(), value_layout(o.flash_attention),
-            o.swa_full ? 0 : m->config().swa_ring(n_ctx, o.reference_ubatch), m->config().swa_layers, m->config().n_swa) {
+            o.swa_full || m->config().encoder ? 0 : m->config().swa_ring(n_ctx, o.reference_ubatch),
+            m->config().swa_layers, m->config().n_swa) {
     sequence.reserve(size_t(n_ctx));
     forward.set_reference_threads(o.reference_threads);
     double tokenizer_ms = 0;
@@ -100,6 +102,9 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     info.n_head = c.n_head;
     info.n_head_kv = c.n_head_kv;
     info.n_ff = c.n_ff;
+    info.pooling = model::pooling_name(c.pooling);
+    info.n_embd_out = c.n_embd;
+    info.encoder = c.encoder;
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -127,7 +132,8 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
     }
     const model::LlamaConfig& c = model->config();
     const uint64_t kv_bytes = model::KvCache::bytes_for(c.n_layer, n_ctx, c.kv_dim(), value_layout(o.flash_attention),
-                                                        o.swa_full ? 0 : c.swa_ring(n_ctx, o.reference_ubatch), c.swa_layers);
+                                                        o.swa_full || c.encoder ? 0 : c.swa_ring(n_ctx, o.reference_ubatch),
+                                                        c.swa_layers);
     const uint64_t memory = runtime::physical_memory_bytes();
     if (memory != 0 && kv_bytes > memory) {
         throw Error("a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_bytes >> 20) +

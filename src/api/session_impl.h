@@ -43,9 +43,18 @@ struct Session::Impl {
         }
     }
 
-    std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits) {
+    // An encoder's whole sequence in one pass: its final hidden states.
+    std::span<const float> encode(std::span<const TokenId> tokens);
+    std::vector<float> embed(std::span<const TokenId> tokens, bool normalize);
+
+    std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits,
+                                    model::PassOutput output = model::PassOutput::Logits) {
         check_ids(tokens);
         if (tokens.empty()) throw Error("evaluate: no tokens");
+        if (model->config().encoder) {
+            throw Error("the model is an embedding model (" + model->config().architecture +
+                        "): it makes embeddings, not text");
+        }
         const size_t room = size_t(cache.n_ctx()) - sequence.size();
         if (tokens.size() > room) {
             throw Error("the context holds " + std::to_string(cache.n_ctx()) + " tokens: " +
@@ -63,7 +72,7 @@ struct Session::Impl {
             const model::RequestPass pass = model::request_pass(at, tokens.size(), batch);
             const auto chunk = tokens.subspan(at, pass.end - at);
             logits = forward.run(pool, cache, chunk, int(sequence.size()), all_logits,
-                                 model::flash_path_for(at, tokens.size()));
+                                 model::flash_path_for(at, tokens.size()), output);
             sequence.insert(sequence.end(), chunk.begin(), chunk.end());
             at = pass.end;
         }

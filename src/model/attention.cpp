@@ -95,7 +95,7 @@ void attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, 
     const int off = kv_head * hd;
     const float scale = shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(hd));
     const int ring = cache.ring(layer);
-    const int n = scanned_cells(ring, pos);
+    const int n = scanned_cells(shape, ring, pos);
     const size_t N = size_t(n);
     // llama.cpp's GEMM needs the reduction length to be a multiple of 16;
     // otherwise it also takes the dot-product path.

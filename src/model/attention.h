@@ -1,4 +1,6 @@
-// Causal multi-head attention with grouped KV heads, over the f16 KV cache.
+// Multi-head attention with grouped KV heads, over the f16 KV cache: causal
+// (decoders), or bidirectional over one sequence (encoders with flash
+// attention).
 #pragma once
 
 #include "model/attention_kernels.h"
@@ -15,6 +17,10 @@ struct AttentionShape {
     // p - window + 1 .. p (as llama.cpp's mask: p - p0 >= window is hidden);
     // 0: every position up to p.
     int window = 0;
+    // > 0: bidirectional over the n_kv positions of one sequence in cells
+    // 0..n_kv-1 (an encoder's pass; llama.cpp's no-cache mask); a window is
+    // then symmetric, |p - p0| <= window / 2 (LLAMA_SWA_TYPE_SYMMETRIC).
+    int n_kv = 0;
 };
 
 // Which cache cells a query at position `pos` reads. A layer with one cell
@@ -24,12 +30,16 @@ struct AttentionShape {
 // cell order, as llama.cpp reads its SWA cache. (Cells of later positions of
 // the same batch hold nothing the window shows: the ring has room for the
 // window and a whole micro-batch.)
-inline int scanned_cells(int ring, int pos) { return ring > 0 && pos >= ring ? ring : pos + 1; }
+inline int scanned_cells(const AttentionShape& shape, int ring, int pos) {
+    if (shape.n_kv > 0) return shape.n_kv;
+    return ring > 0 && pos >= ring ? ring : pos + 1;
+}
 
 // Whether the query at `pos` sees the position in `cell`: no more than
-// window - 1 positions back.
+// window - 1 positions back (bidirectional: window / 2 either way).
 inline bool sees(const AttentionShape& shape, int ring, int pos, int cell) {
     if (shape.window == 0) return true;
+    if (shape.n_kv > 0) return (pos > cell ? pos - cell : cell - pos) <= shape.window / 2;
     const int back = ring > 0 ? (pos - cell % ring + ring) % ring : pos - cell;
     return back < shape.window;
 }
@@ -43,6 +53,12 @@ struct CellRuns {
 inline CellRuns visible_runs(const AttentionShape& shape, int ring, int pos) {
     CellRuns r;
     const int w = shape.window;
+    if (shape.n_kv > 0) {
+        r.begin[0] = w > 0 && pos - w / 2 > 0 ? pos - w / 2 : 0;
+        r.end[0] = w > 0 && pos + w / 2 + 1 < shape.n_kv ? pos + w / 2 + 1 : shape.n_kv;
+        r.count = 1;
+        return r;
+    }
     if (ring > 0 && pos >= ring && w > 0) {
         const int c = pos % ring;  // the newest position's cell
         r.begin[0] = c - w + 1 > 0 ? c - w + 1 : 0;
@@ -55,7 +71,7 @@ inline CellRuns visible_runs(const AttentionShape& shape, int ring, int pos) {
         }
         return r;
     }
-    const int n = scanned_cells(ring, pos);
+    const int n = scanned_cells(shape, ring, pos);
     r.begin[0] = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
     r.end[0] = n;
     r.count = 1;

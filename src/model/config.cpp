@@ -30,6 +30,9 @@ constexpr ArchInfo kArchs[] = {
     {"qwen3", Arch::Qwen3, RopeStyle::Halves},
     {"phi3", Arch::Phi3, RopeStyle::Halves},
     {"gemma3", Arch::Gemma3, RopeStyle::Halves},
+    {"bert", Arch::Bert, RopeStyle::Halves},
+    {"nomic-bert", Arch::NomicBert, RopeStyle::Halves},
+    {"gemma-embedding", Arch::GemmaEmbedding, RopeStyle::Halves},
 };
 
 // Gemma 3's switches, as llama.cpp reads them (src/models/gemma3.cpp; it
@@ -65,7 +68,58 @@ void read_gemma3(const gguf::Metadata& md, const std::string& p, LlamaConfig& c)
     }
 }
 
+// EmbeddingGemma (src/models/gemma-embedding.cpp): gemma3's switches,
+// bidirectional, its window symmetric and required; the dense projections
+// after pooling when the file has them.
+void read_gemma_embedding(const gguf::Metadata& md, const std::string& p, LlamaConfig& c) {
+    if (!md.has(p + "attention.sliding_window")) throw Error("missing metadata '" + p + "attention.sliding_window'");
+    read_gemma3(md, p, c);
+    c.final_softcap = 0.0f;  // llama.cpp's graph applies none (there are no logits)
+    c.encoder = true;
+    c.symmetric_swa = true;
+    if (md.has(p + "dense_2_feat_out")) {
+        c.dense_ff = positive(md, p + "dense_2_feat_out");
+        const int in2 = positive(md, p + "dense_2_feat_in"), in3 = positive(md, p + "dense_3_feat_in");
+        const int out3 = positive(md, p + "dense_3_feat_out");
+        if (in2 != c.n_embd || in3 != c.dense_ff || out3 != c.n_embd) {
+            throw Error("bad metadata: the dense projections must map " + std::to_string(c.n_embd) + " -> " +
+                        std::to_string(c.dense_ff) + " -> " + std::to_string(c.n_embd) + " (" + p + "dense_*_feat_*)");
+        }
+    }
+}
+
+// The BERT family (src/models/bert.cpp, nomic-bert.cpp): LayerNorms after
+// the residual adds; bert's positions from position_embd, nomic's by RoPE.
+void read_bert(const gguf::Metadata& md, const std::string& p, LlamaConfig& c) {
+    c.encoder = true;
+    c.layer_norm = true;
+    c.post_norm = true;
+    const auto eps = md.get_f32(p + "attention.layer_norm_epsilon");
+    if (!eps) throw Error("missing metadata '" + p + "attention.layer_norm_epsilon'");
+    if (!(*eps > 0.0f) || !std::isfinite(*eps)) throw Error("bad metadata: attention.layer_norm_epsilon must be > 0");
+    c.norm_eps = *eps;
+    if (md.get_uint("tokenizer.ggml.token_type_count").value_or(0) == 0) {
+        throw Error("bad metadata: a " + c.architecture + " model needs tokenizer.ggml.token_type_count > 0");
+    }
+    if (c.arch == Arch::Bert) {
+        c.rope = false;
+        c.ffn_gated = false;
+        c.ffn_gate = FfnGate::Gelu;
+    }
+}
+
 }  // namespace
+
+const char* pooling_name(Pooling p) {
+    switch (p) {
+        case Pooling::None: return "none";
+        case Pooling::Mean: return "mean";
+        case Pooling::Cls: return "cls";
+        case Pooling::Last: return "last";
+        case Pooling::Rank: return "rank";
+    }
+    return "?";
+}
 
 std::string supported_architectures() {
     std::string s;
@@ -89,8 +143,9 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
     }
     c.arch = info->arch;
     c.rope_style = info->rope;
-    c.scale_queries = c.arch == Arch::Phi3 || c.arch == Arch::Gemma3;
-    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3;
+    const bool gemma = c.arch == Arch::Gemma3 || c.arch == Arch::GemmaEmbedding;
+    c.scale_queries = c.arch == Arch::Phi3 || gemma;
+    c.qk_norm = c.arch == Arch::Qwen3 || gemma;
     c.name = std::string(md.get_string("general.name").value_or(""));
     const std::string p = c.architecture + ".";
 
@@ -109,7 +164,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
                     std::to_string(c.n_head));
     }
     c.head_dim = positive(md, p + "attention.key_length", uint64_t(c.n_embd / c.n_head));
-    if (c.arch != Arch::Qwen3 && c.arch != Arch::Llama && c.arch != Arch::Gemma3 && c.q_dim() != c.n_embd) {
+    if (c.arch != Arch::Qwen3 && c.arch != Arch::Llama && !gemma && c.q_dim() != c.n_embd) {
         throw Error("unsupported model: " + c.architecture + " with attention.key_length " + std::to_string(c.head_dim) +
                     " (head_count x key_length must equal embedding_length)");
     }
@@ -124,7 +179,7 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: rope.dimension_count " + std::to_string(c.rope_dim) + " does not fit head size " +
                     std::to_string(c.head_dim));
     }
-    if ((c.arch == Arch::Qwen2 || c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3) && c.rope_dim != c.head_dim) {
+    if ((c.arch == Arch::Qwen2 || c.arch == Arch::Qwen3 || gemma) && c.rope_dim != c.head_dim) {
         throw Error("unsupported model: " + c.architecture + " with rope.dimension_count " + std::to_string(c.rope_dim) +
                     " (must equal the head size " + std::to_string(c.head_dim) + ")");
     }
@@ -149,13 +204,19 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::File& file) {
         throw Error("bad metadata: rope.scaling.attn_factor must be > 0");
     }
     c.n_ctx_orig = positive(md, p + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
-    if (auto s = md.get_f32(p + "attention.scale"); s && *s != 0.0f && c.arch != Arch::Gemma3) {
+    if (auto s = md.get_f32(p + "attention.scale"); s && *s != 0.0f && !gemma) {
         if (!(*s > 0.0f) || !std::isfinite(*s)) throw Error("bad metadata: attention.scale must be > 0");
         c.kq_scale = *s;
     }
     c.q_scale = 1.0f / std::sqrt(float(c.head_dim));
     if (c.arch == Arch::Gemma3) read_gemma3(md, p, c);
-
+    if (c.arch == Arch::GemmaEmbedding) read_gemma_embedding(md, p, c);
+    if (c.arch == Arch::Bert || c.arch == Arch::NomicBert) read_bert(md, p, c);
+    const uint64_t pooling = md.get_uint(p + "pooling_type").value_or(0);
+    if (pooling > uint64_t(Pooling::Rank)) {
+        throw Error("bad metadata: '" + p + "pooling_type' = " + std::to_string(pooling) + " (0..4: none, mean, cls, last, rank)");
+    }
+    c.pooling = Pooling(pooling);
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
     if (embd == nullptr) throw Error("missing tensor 'token_embd.weight'");
     c.n_vocab = int(embd->ne[1]);

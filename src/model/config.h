@@ -26,10 +26,27 @@ namespace smolinfer::model {
 //          and feed-forward outputs before each residual add; a GELU gate
 //          (GEGLU) instead of SiLU; sliding-window attention on five layers
 //          of every six, with their own RoPE base; NEOX RoPE.
-enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3 };
+// The encoders (embedding models; llama.cpp runs them without a KV cache, a
+// whole sequence in one pass, every token seeing every other):
+//   bert   learned position embeddings and token type 0's embedding added to
+//          the token's, then a LayerNorm; no RoPE; biases everywhere; each
+//          block's LayerNorm after its residual add (post-norm); an ungated
+//          GELU feed-forward.
+//   nomic-bert  bert without position embeddings, with NEOX RoPE and a
+//          SwiGLU feed-forward without biases.
+//   gemma-embedding  gemma3 bidirectional: a windowed layer sees the
+//          positions within half the window on either side; mean pooling
+//          and two dense projections after the output norm.
+enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3, Bert, NomicBert, GemmaEmbedding };
 
 // The feed-forward gate: SiLU (SwiGLU) or GELU in its tanh form (GEGLU).
 enum class FfnGate { Silu, Gelu };
+
+// {arch}.pooling_type: how an embedding model's token vectors become one.
+// None: each token's own (an embedding is then the last token's, as
+// llama.cpp's programs return it); Rank: a reranker's score (not run).
+enum class Pooling { None, Mean, Cls, Last, Rank };
+const char* pooling_name(Pooling p);
 
 // How RoPE pairs the values of a head: (2i, 2i+1) or (i, i + rope_dim/2).
 enum class RopeStyle { Adjacent, Halves };
@@ -75,6 +92,17 @@ struct LlamaConfig {
     float rope_base_swa = 10000.0f;
     float rope_scale_swa = 1.0f;
     float final_softcap = 0.0f;  // logits -> cap * tanh(logits / cap); 0: none
+
+    // Embedding models.
+    Pooling pooling = Pooling::None;
+    bool encoder = false;        // bert, nomic-bert, gemma-embedding: bidirectional, one pass per sequence
+    bool layer_norm = false;     // LayerNorm with bias (eps norm_eps) instead of RMSNorm
+    float norm_eps = 1e-12f;
+    bool post_norm = false;      // bert: the norm after each residual add, none before each block
+    bool ffn_gated = true;       // bert: up, GELU, down
+    bool rope = true;            // bert: positions come from position_embd instead
+    bool symmetric_swa = false;  // gemma-embedding: a windowed layer sees |p - p0| <= n_swa / 2
+    int dense_ff = 0;            // gemma-embedding: dense_2 (n_embd -> dense_ff), dense_3 back; 0: none
 
     bool is_swa(int il) const { return n_swa > 0 && swa_layers[size_t(il)] != 0; }
     // Cells a sliding-window layer's cache keeps for a context of n_ctx: the

@@ -168,8 +168,9 @@ inline int visible_below(const Visible& v, int cell) {
 // (not yet divided by the sum), sm the walk's maximum and sum.
 // Writes the head's output, head_dim floats.
 template <class Walk>
-void attend_in_parts(const Visible& vis, int ring, int pos, int splits, int hd, float* out, Walk walk) {
-    const int view = std::max(256, (scanned_cells(ring, pos) + 255) / 256 * 256);
+void attend_in_parts(const Visible& vis, const AttentionShape& shape, int ring, int pos, int splits, int hd, float* out,
+                     Walk walk) {
+    const int view = std::max(256, (scanned_cells(shape, ring, pos) + 255) / 256 * 256);
     if (splits <= 1 || view < 512) {
         OnlineSoftmax sm;
         walk(0, vis.n, out, sm);
@@ -240,7 +241,7 @@ void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShap
 
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        attend_in_parts(vis, cache.ring(layer), pos, splits, hd, out + size_t(g) * size_t(hd),
+        attend_in_parts(vis, shape, cache.ring(layer), pos, splits, hd, out + size_t(g) * size_t(hd),
                         [&](int j0, int j1, float* a, OnlineSoftmax& sm) {
                             uint16_t acc[kMaxHeadDim];
                             for (int i = 0; i < hd; ++i) acc[i] = 0;
@@ -264,7 +265,7 @@ void flash_attend_tiled_ref(const KvCache& cache, int layer, const AttentionShap
     for (int t = 0; t < n_tokens; ++t) {
         const int last = pos[t];
         const int ring = cache.ring(layer);
-        const int n_cells = scanned_cells(ring, last);
+        const int n_cells = scanned_cells(shape, ring, last);
         for (int g = 0; g < group; ++g) {
             const size_t head = size_t(kv_head * group + g) * size_t(hd);
             const float* qg = q + size_t(t) * q_stride + head;
@@ -376,7 +377,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     if (const ChunkWalkFn walk = chunk_walk_f16c_for(hd); walk && fused) {
         for (int g = 0; g < n_q; ++g) {
             const float* sg = scores + size_t(g) * N;
-            attend_in_parts(vis, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
+            attend_in_parts(vis, shape, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
                             [&](int j0, int j1, float* a, OnlineSoftmax& sm) {
                                 walk(cache, layer, off, vis, sg, scale, j0, j1, a, sm);
                             });
@@ -386,7 +387,7 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
 #endif
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
-        attend_in_parts(vis, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
+        attend_in_parts(vis, shape, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
                         [&](int j0, int j1, float* acc32, OnlineSoftmax& sm) {
                             uint16_t acc[kMaxHeadDim];
                             float v32[kMaxHeadDim];
@@ -429,7 +430,7 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
     for (size_t i = 0; i < size_t(rows) * size_t(hd); ++i) acc[i] = 0.0f;
     const int ring = cache.ring(layer);
     int n_cells = 0;
-    for (int t = 0; t < n_tokens; ++t) n_cells = std::max(n_cells, scanned_cells(ring, pos[t]));
+    for (int t = 0; t < n_tokens; ++t) n_cells = std::max(n_cells, scanned_cells(shape, ring, pos[t]));
     float key[kMaxHeadDim];
     // A token's heads at once, where there is a form for this CPU and shape.
     const FlashTileRowsFn token_rows = fused ? flash_tile_rows_avx512(hd, group) : nullptr;
@@ -439,7 +440,7 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
         // A tile no token's window shows is skipped whole.
         bool any = false;
         for (int t = 0; t < n_tokens && !any; ++t) {
-            const int valid = std::min(T, scanned_cells(ring, pos[t]) - t0);
+            const int valid = std::min(T, scanned_cells(shape, ring, pos[t]) - t0);
             for (int tk = 0; tk < valid && !any; ++tk) any = sees(shape, ring, pos[t], t0 + tk);
         }
         if (!any) continue;
@@ -453,7 +454,7 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
             for (int i = 0; i < hd; ++i) kt[size_t(i) * T + size_t(tk)] = key[i];
         }
         for (int t = 0; t < n_tokens; ++t) {
-            const int valid = std::min(T, scanned_cells(ring, pos[t]) - t0);
+            const int valid = std::min(T, scanned_cells(shape, ring, pos[t]) - t0);
             if (valid <= 0) continue;
             // Cells the token's window hides are masked; a tile it sees none
             // of is skipped, as one past its position is.

@@ -31,6 +31,19 @@ const uint16_t* gelu_table() {
     return table.get();
 }
 
+namespace {
+inline float gelu_lookup(const uint16_t* table, float x) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    return quant::fp16_to_f32(table[quant::f32_to_fp16(x)]);
+}
+}  // namespace
+
+void gelu(float* x, size_t n) {
+    const uint16_t* table = gelu_table();
+    for (size_t i = 0; i < n; ++i) x[i] = gelu_lookup(table, x[i]);
+}
+
 void geglu(float* gate, const float* up, size_t n) {
     const uint16_t* table = gelu_table();
     for (size_t i = 0; i < n; ++i) {

@@ -22,4 +22,8 @@ const uint16_t* gelu_table();
 // -10, the identity at or above 10, the table in between.
 void geglu(float* gate, const float* up, size_t n);
 
+// x[i] = gelu(x[i]), as ggml_vec_gelu_f32 (bert's ungated feed-forward):
+// the same three cases without the product.
+void gelu(float* x, size_t n);
+
 }  // namespace smolinfer::model

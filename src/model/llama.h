@@ -48,6 +48,11 @@ struct SequenceToken {
     int pos;         // the token's position in it
 };
 
+// What a pass returns for the rows it is asked for: logits, or the final
+// hidden states (after the output norm, when the model has one): what an
+// embedding is pooled from.
+enum class PassOutput { Logits, Hidden };
+
 // The forward pass: weights, scratch and the thread pool's work, over KV
 // caches the caller owns (one per sequence).
 class Forward {
@@ -74,8 +79,20 @@ public:
     // summed in llama.cpp's batch orders, one token in its single-token orders.
     // A cache with its values in rows takes flash attention, by `flash_path`
     // (the size of llama.cpp's micro-batch holding these tokens decides it).
+    // An encoder (LlamaConfig::encoder) takes a whole sequence in one call
+    // from position 0, every token seeing every other: flash attention (a
+    // cache with its values in rows) by llama.cpp's path for n tokens, else
+    // attention in f32 (encoder_attention.h).
+    // PassOutput::Hidden returns the final hidden states (n_embd a row)
+    // instead of logits.
     std::span<const float> run(runtime::ThreadPool& pool, KvCache& cache, std::span<const int32_t> tokens, int pos,
-                               bool all_logits, FlashPath flash_path = FlashPath::Chunk);
+                               bool all_logits, FlashPath flash_path = FlashPath::Chunk,
+                               PassOutput output = PassOutput::Logits);
+
+    // gemma-embedding's dense projections of a pooled vector (dense_2, then
+    // dense_3, each as a single token's product); the vector itself when
+    // the model has none.
+    std::vector<float> project(runtime::ThreadPool& pool, std::vector<float> pooled);
 
     // One token for each of several sequences (at most max_batch, distinct
     // caches), each computed bit for bit as run() computes a single token:
@@ -92,9 +109,12 @@ public:
 private:
     // The pass over the n rows set up in row_token_, row_cache_, row_pos_.
     std::span<const float> run_rows(runtime::ThreadPool& pool, int n, RowOrder order, bool all_logits,
-                                    FlashPath flash_path);
+                                    FlashPath flash_path, PassOutput output = PassOutput::Logits);
+    void embed_tokens(int n);
     void layer(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath flash_path);
+    void feed_forward(runtime::ThreadPool& pool, const LayerWeights& w, const float* in, int n, RowOrder order);
     void attention(runtime::ThreadPool& pool, int il, int n, RowOrder order);
+    void encoder_attention(runtime::ThreadPool& pool, int il, int n);
     void flash_attention(runtime::ThreadPool& pool, int il, int n, RowOrder order, FlashPath path);
 
     std::shared_ptr<const LlamaModel> model_;
@@ -113,6 +133,7 @@ private:
     std::vector<float> rope_;    // (cos, sin) pairs per token of the batch
     std::vector<float> rope_swa_;  // the same for sliding-window layers, when their RoPE differs
     std::vector<uint16_t> v_half_;  // a token's V as halves, before the transposed store
+    std::vector<float> v_t_;        // an encoder's values transposed per KV head (f32 attention)
     std::vector<float> scores_;  // per thread: attention scratch (scratch_per_thread_ floats)
     size_t scratch_per_thread_ = 0;
     int score_threads_ = 0;

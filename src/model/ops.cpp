@@ -8,6 +8,7 @@
 #include "model/vector_math_wasm.h"
 #include "quant/exact_fma.h"
 #include "model/sincos.h"
+#include "quant/lanes.h"
 
 namespace smolinfer::model {
 
@@ -21,6 +22,34 @@ void rms_norm(const float* x, const float* weight, float* y, size_t n, float eps
     const float scale = 1.0f / std::sqrt(mean + eps);
     // Normalize, then weigh: two roundings, as llama.cpp's two graph nodes do.
     for (size_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
+}
+
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, size_t n, float eps) {
+    // ggml_vec_sum_f32: the mean from a sum in double, rounded to float.
+    double total = 0.0;
+    for (size_t i = 0; i < n; ++i) total += double(x[i]);
+    const float mean = float(total) / float(n);
+    // ggml_vec_cvar_f32 in its AVX-512 form: 16 differences at a time, their
+    // squares (unfused) reduced by _mm512_reduce_add_ps into a double sum,
+    // the rest one at a time; the variance rounded to float.
+    double var = 0.0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float sq[16];
+        for (int l = 0; l < 16; ++l) {
+            y[i + size_t(l)] = x[i + size_t(l)] - mean;
+            sq[l] = y[i + size_t(l)] * y[i + size_t(l)];
+        }
+        var += double(quant::hsum16(sq));
+    }
+    for (; i < n; ++i) {
+        y[i] = x[i] - mean;
+        var += double(y[i] * y[i]);
+    }
+    const float variance = float(var / double(n));
+    const float scale = 1.0f / std::sqrt(variance + eps);
+    // Three graph nodes, three roundings.
+    for (size_t j = 0; j < n; ++j) y[j] = (y[j] * scale) * weight[j] + bias[j];
 }
 
 void rope_angles(int pos, int rope_dim, float base, float scale, const float* factors, float attn_factor, float* cos_sin) {

@@ -11,6 +11,10 @@ namespace smolinfer::model {
 // y = x / sqrt(mean(x^2) + eps) * weight
 void rms_norm(const float* x, const float* weight, float* y, size_t n, float eps);
 
+// y = (x - mean) / sqrt(variance + eps) * weight + bias, as ggml_norm then
+// ggml_mul then ggml_add (bert's LayerNorm). y may be x.
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, size_t n, float eps);
+
 // RoPE, as llama.cpp computes it: pair i of a head turns by
 // pos * scale * base^(-2i/rope_dim) / factors[i] (factors: Llama 3's
 // rope_freqs or phi3's LongRoPE factors; nullptr for none), cos and sin

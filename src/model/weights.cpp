@@ -54,6 +54,36 @@ public:
         return has(name) ? vector(name, n) : std::vector<float>{};
     }
 
+    // A table of `rows` rows of `cols` values read a row at a time
+    // (dequantize_row), never multiplied.
+    Matrix table(const std::string& name, int cols, int rows) {
+        const gguf::TensorInfo& t = require(name);
+        check_shape(t, uint64_t(cols), uint64_t(rows));
+        Matrix m;
+        m.name = name;
+        m.kernel.weight = t.type();
+        m.data = t.data;
+        m.rows = rows;
+        m.cols = cols;
+        m.row_bytes = t.row_bytes();
+        return m;
+    }
+
+    // The first row (n values) of a table of rows.
+    std::vector<float> first_row(const std::string& name, int n) {
+        const gguf::TensorInfo& t = require(name);
+        if (t.ne[0] != uint64_t(n) || t.ne[1] == 0 || t.ne[2] != 1 || t.ne[3] != 1) {
+            throw Error("tensor '" + name + "' has shape " + t.shape_string() + ", expected [" + std::to_string(n) + ", N]");
+        }
+        const quant::Type type = t.type();
+        if (type != quant::Type::F32 && type != quant::Type::F16 && type != quant::Type::BF16) {
+            throw Error("tensor '" + name + "' has type " + std::string(t.traits.name) + "; expected F32, F16 or BF16");
+        }
+        std::vector<float> v(static_cast<size_t>(n));
+        quant::ref::dequantize_row(type, t.data, v.data(), size_t(n));
+        return v;
+    }
+
     // Throws naming the first tensor of the file that was not bound.
     void check_all_bound(const LlamaConfig& c) const {
         for (const gguf::TensorInfo& t : file_.tensors()) {
@@ -111,6 +141,39 @@ void bind_qkv(Binder& b, const std::string& p, const LlamaConfig& c, LayerWeight
     l.bv = b.optional_vector(p + "attn_v.bias", KV);
 }
 
+LayerNormWeights layer_norm(Binder& b, const std::string& name, int n) {
+    return {b.vector(name + ".weight", n), b.vector(name + ".bias", n)};
+}
+
+// The BERT family's layers (src/models/bert.cpp): no norm before a block, a
+// LayerNorm after each residual add; bert has biases and an ungated
+// feed-forward, nomic-bert a SwiGLU without biases (llama.cpp ignores
+// them, so a file with them is refused rather than run differently).
+LayerWeights bind_bert_layer(Binder& b, const std::string& p, const LlamaConfig& c) {
+    LayerWeights l;
+    bind_qkv(b, p, c, l);
+    l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
+    l.bo = b.optional_vector(p + "attn_output.bias", c.n_embd);
+    l.attn_out_norm = layer_norm(b, p + "attn_output_norm", c.n_embd);
+    if (c.ffn_gated) l.w_gate = b.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+    l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+    l.w_down = b.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+    if (c.arch == Arch::Bert) {
+        l.b_up = b.optional_vector(p + "ffn_up.bias", c.n_ff);
+        l.b_down = b.optional_vector(p + "ffn_down.bias", c.n_embd);
+    }
+    l.layer_out_norm = layer_norm(b, p + "layer_output_norm", c.n_embd);
+    return l;
+}
+
+// The inputs of the BERT family: token embeddings, token type 0's, bert's
+// learned positions (F32 or F16 rows, read one at a time), a LayerNorm.
+void bind_bert_inputs(Binder& b, const LlamaConfig& c, LlamaWeights& w) {
+    if (b.has("token_types.weight")) w.token_type0 = b.first_row("token_types.weight", c.n_embd);
+    if (c.arch == Arch::Bert) w.position_embd = b.table("position_embd.weight", c.n_embd, c.n_ctx_train);
+    w.embd_norm = layer_norm(b, "token_embd_norm", c.n_embd);
+}
+
 }  // namespace
 
 Matrix Matrix::rows_view(int first, int count, std::string part) const {
@@ -132,7 +195,17 @@ LlamaWeights LlamaWeights::bind(const gguf::File& file, const LlamaConfig& c, qu
     Binder b(file, isa);
     LlamaWeights w;
     w.token_embd = b.matrix("token_embd.weight", c.n_embd, c.n_vocab);
+    if (c.post_norm) {
+        bind_bert_inputs(b, c, w);
+        for (int i = 0; i < c.n_layer; ++i) w.layers.push_back(bind_bert_layer(b, "blk." + std::to_string(i) + ".", c));
+        b.check_all_bound(c);
+        return w;
+    }
     w.output_norm = b.vector("output_norm.weight", c.n_embd);
+    if (c.dense_ff > 0) {
+        w.dense_2 = b.matrix("dense_2.weight", c.n_embd, c.dense_ff);
+        w.dense_3 = b.matrix("dense_3.weight", c.dense_ff, c.n_embd);
+    }
     if (b.has("output.weight")) {
         w.output = b.matrix("output.weight", c.n_embd, c.n_vocab);
     } else {

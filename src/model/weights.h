@@ -35,20 +35,34 @@ struct Matrix {
     Matrix rows_view(int first, int count, std::string part) const;
 };
 
+// A LayerNorm's weight and bias (bert).
+struct LayerNormWeights {
+    std::vector<float> weight, bias;
+    bool empty() const { return weight.empty(); }
+};
+
 struct LayerWeights {
-    std::vector<float> attn_norm;
+    std::vector<float> attn_norm;           // empty in bert, which norms after the residual adds
     Matrix wq, wk, wv, wo;
-    std::vector<float> bq, bk, bv;          // qwen2: biases of the Q/K/V products; empty when absent
+    std::vector<float> bq, bk, bv;          // qwen2, bert: biases of the Q/K/V products; empty when absent
+    std::vector<float> bo, b_up, b_down;    // bert: biases of the attention output and feed-forward products
     std::vector<float> q_norm, k_norm;      // qwen3, gemma3: per-head RMSNorm weights (head_dim); empty when absent
     std::vector<float> post_attn_norm;      // gemma3: RMSNorm of the attention output; empty when absent
     std::vector<float> ffn_norm;
     Matrix w_gate, w_up, w_down;
     std::vector<float> post_ffn_norm;       // gemma3: RMSNorm of the feed-forward output; empty when absent
+    LayerNormWeights attn_out_norm, layer_out_norm;  // bert: after the attention and the feed-forward residual adds
 };
 
 struct LlamaWeights {
     Matrix token_embd;  // n_vocab rows of n_embd
-    std::vector<float> output_norm;
+    // bert: learned position embeddings (n_ctx_train rows, read a row at a
+    // time), token type 0's embedding (llama.cpp adds type 0 to every
+    // token), and the LayerNorm after adding them.
+    Matrix position_embd;
+    std::vector<float> token_type0;
+    LayerNormWeights embd_norm;
+    std::vector<float> output_norm;  // empty in bert (its last layer ends with a norm)
     Matrix output;  // the token embedding itself when the file ties them
     std::vector<float> output_bias;  // empty when absent
     bool tied_output = false;
@@ -57,6 +71,7 @@ struct LlamaWeights {
     // Empty when the file has none.
     std::vector<float> rope_freqs, rope_short, rope_long;
     std::vector<LayerWeights> layers;
+    Matrix dense_2, dense_3;  // gemma-embedding: the projections after pooling (data null when absent)
 
     // The frequency factors for a context of n_ctx positions (nullptr: none).
     const float* rope_factors(const LlamaConfig& config, int n_ctx) const;

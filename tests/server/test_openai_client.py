@@ -16,6 +16,7 @@ Prints "server: N passed, N failed"; exits non-zero when anything failed.
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -153,6 +154,30 @@ def main():
         expect(r.status_code == 200 and r.json() == {"status": "ok"}, r.text)
     check("GET /health", health)
 
+    def embeddings():
+        texts = ["The cat sat on the mat.", "Ein Hund läuft über die Straße, schnell."]
+        # The CLI's vectors are the truth: the same engine, one process per text.
+        want = [json.loads(subprocess.run([str(BINARY), "embed", "-m", MODEL, "-c", str(CONTEXT), "-p", t],
+                                          capture_output=True, text=True, check=True).stdout) for t in texts]
+        f32 = lambda v: [struct.unpack("<f", struct.pack("<f", x))[0] for x in v]
+        # The client's default encoding is base64; both encodings give the CLI's floats.
+        one = client.embeddings.create(model="m", input=texts[0])
+        expect(len(one.data) == 1 and one.data[0].index == 0, "one input, one vector")
+        expect(f32(one.data[0].embedding) == f32(want[0]), "base64 vector equals the CLI's")
+        expect(one.usage.prompt_tokens == one.usage.total_tokens > 0, f"usage {one.usage}")
+        many = client.embeddings.create(model="m", input=texts, encoding_format="float")
+        expect([d.index for d in many.data] == [0, 1], "one vector per input, in order")
+        for d, w in zip(many.data, want):
+            expect(f32(d.embedding) == f32(w), f"input {d.index}: the float vector equals the CLI's")
+        short = client.embeddings.create(model="m", input=texts[0], dimensions=64, encoding_format="float").data[0].embedding
+        expect(len(short) == 64 and abs(sum(x * x for x in short) - 1) < 1e-5, "dimensions: 64 values, unit length")
+        try:
+            client.embeddings.create(model="m", input=["fine", ""])
+            raise AssertionError("an empty input was accepted")
+        except openai.BadRequestError as e:
+            expect("empty string" in str(e) and "input[1]" in str(e), str(e))
+    check("embeddings: base64 and float, one input and a list, equal to smolinfer embed", embeddings)
+
     # Nothing cached yet: the truth for the reuse check below.
     fresh_first = chat_logprobs_of(client, REUSE_FIRST)
     reused = {}
@@ -244,7 +269,7 @@ def main():
                      message_part="context")
         expect_error(server, 413, "invalid_request_error", raw=b'{"prompt": "' + b"a" * (MAX_BODY + 10) + b'"}',
                      path="/v1/completions")
-        expect_error(server, 404, "invalid_request_error", {"x": 1}, path="/v1/embeddings")
+        expect_error(server, 404, "invalid_request_error", {"x": 1}, path="/v1/images/generations")
         expect_error(server, 405, "invalid_request_error", method="GET", path="/v1/chat/completions")
         expect_error(server, 405, "invalid_request_error", method="POST", path="/health", raw=b"{}")
         # The official client raises the matching exception.

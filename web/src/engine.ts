@@ -20,9 +20,11 @@
 import { EngineError } from "./errors.js";
 import { type Backend, type RunEvent, createChatCompletion, createCompletion } from "./openai.js";
 import type { Input } from "./openai-request.js";
-import type { ChatCompletions, Completions } from "./openai-types.js";
+import { type EmbeddingBackend, createEmbeddings } from "./openai-embeddings.js";
+import type { ChatCompletions, Completions, Embeddings } from "./openai-types.js";
 import { checkOptions } from "./options.js";
 import type {
+  EmbedResult,
   BuildName,
   ChatMessage,
   EngineStats,
@@ -219,6 +221,14 @@ export class Engine {
     this.completions = {
       create: (request: unknown, options?: { signal?: AbortSignal }) => createCompletion(backend, request, options),
     } as Completions;
+    const embedder: EmbeddingBackend = {
+      embed: async (inputs, signal) =>
+        (await this.request((id) => ({ id, op: "embed", inputs, normalize: true }), signal).done) as EmbedResult,
+      model: () => (this.loadedInfo ? { name: this.loadedInfo.name || "smolinfer", embeddingSize: this.loadedInfo.embeddingSize } : null),
+    };
+    this.embeddings = {
+      create: (request, options) => createEmbeddings(embedder, request, { signal: options?.signal ?? request?.signal }),
+    };
     // A failure of the worker itself: a request may never be answered.
     this.worker.connect(
       (response) => this.receive(response),
@@ -294,6 +304,13 @@ export class Engine {
 
   /** OpenAI's (legacy) completions: `completions.create({ prompt, ... })`. */
   readonly completions: Completions;
+
+  /**
+   * OpenAI's embeddings: `embeddings.create({ input })`, each input's
+   * vector as llama.cpp computes it, L2-normalised (ModelInfo.pooling and
+   * embeddingSize say what the model gives).
+   */
+  readonly embeddings: Embeddings;
 
   /** Continues a raw text prompt (special-token texts are parsed). */
   generate(prompt: string, options: GenerateOptions = {}): AsyncIterable<string> {

@@ -180,3 +180,35 @@ export interface Completions {
   create(request: CompletionCreateParamsNonStreaming, options?: RequestOptions): Promise<Completion>;
   create(request: CompletionCreateParams, options?: RequestOptions): Promise<Completion | AsyncIterable<Completion>>;
 }
+
+/** engine.embeddings.create's request: OpenAI's fields. */
+export interface EmbeddingCreateParams {
+  /** A text, several (each its own embedding, up to 2048), token ids, or several lists of them. */
+  input: string | string[] | number[] | number[][];
+  model?: string;
+  /** "float" (default): arrays of numbers; "base64": each vector's little-endian float32 bytes. */
+  encoding_format?: "float" | "base64" | null;
+  /** Keep the first N values of each vector, normalised again (at most the model's embedding size). */
+  dimensions?: number | null;
+  user?: string | null;
+  /** Aborts the request (also accepted as create(request, { signal })). */
+  signal?: AbortSignal;
+}
+
+export interface Embedding {
+  object: "embedding";
+  index: number;
+  embedding: number[] | string;
+}
+
+export interface CreateEmbeddingResponse {
+  object: "list";
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+export interface Embeddings {
+  /** Every vector L2-normalised, as OpenAI returns them; the same vectors `smolinfer serve` returns. */
+  create(request: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
+}

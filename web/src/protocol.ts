@@ -56,6 +56,18 @@ export interface ModelInfo {
   sha256: string;
   /** SHA-256 of each file, in order. */
   partSha256: string[];
+  /** How the file pools an embedding: "none", "mean", "cls", "last" or "rank" ({arch}.pooling_type). */
+  pooling: string;
+  /** The length of an embedding (engine.embeddings.create). */
+  embeddingSize: number;
+  /** An encoder (bert, nomic-bert, gemma-embedding): it makes embeddings, not text. */
+  encoder: boolean;
+}
+
+/** The worker's answer to an "embed" request. */
+export interface EmbedResult {
+  vectors: Float32Array[];
+  promptTokens: number;
 }
 
 export interface LoadProgress {
@@ -183,6 +195,8 @@ export type Request =
   | { id: number; op: "chat"; messages: ChatMessage[]; options: WireOptions }
   | { id: number; op: "tokenize"; text: string; special: boolean }
   | { id: number; op: "detokenize"; ids: number[] }
+  // Each input's embedding (a text, or token ids), L2-normalised unless normalize is false.
+  | { id: number; op: "embed"; inputs: (string | number[])[]; normalize: boolean }
   | { id: number; op: "unload" }
   | { id: number; op: "clearCache" }
   | { id: number; op: "cancel"; target: number }

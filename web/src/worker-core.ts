@@ -12,6 +12,7 @@ import type {
   ErrorInfo,
   InitResult,
   LoadProgress,
+  EmbedResult,
   ModelInfo,
   Request,
   Response,
@@ -33,6 +34,7 @@ interface WasmEngine {
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): { ids?: Int32Array; error?: string };
   chatTokens(messages: object[], addGenerationPrompt: boolean): { ids?: Int32Array; error?: string };
   detokenize(ids: number[], special: boolean): { text?: string; error?: string };
+  embed(input: string | number[], normalize: boolean): { vector?: Float32Array; tokens?: number; error?: string };
   start(ids: Int32Array, options: object): { error?: string };
   next(): { done: boolean; text?: string; logprobs?: WireLogprobs; stats?: Record<string, unknown>; error?: string };
   cancel(): Record<string, unknown>;
@@ -658,6 +660,24 @@ async function generate(id: number, ids: Int32Array, options: WireOptions): Prom
   }
 }
 
+// Each input in turn, the queue given a turn between them (a cancel).
+async function embed(id: number, inputs: (string | number[])[], normalize: boolean): Promise<EmbedResult> {
+  const e = requireLoaded();
+  const out: EmbedResult = { vectors: [], promptTokens: 0 };
+  for (const [i, input] of inputs.entries()) {
+    checkCancelled(id);
+    const r = e.embed(input, normalize);
+    if (r.error !== undefined || !r.vector) {
+      const where = inputs.length > 1 ? `input[${i}]: ` : "";
+      throw new EngineFailure("bad_input", where + (r.error ?? "no embedding"));
+    }
+    out.vectors.push(r.vector);
+    out.promptTokens += r.tokens ?? 0;
+    await yieldToEvents();
+  }
+  return out;
+}
+
 function requireLoaded(): WasmEngine {
   if (!engine || !engine.loaded()) throw new EngineFailure("not_loaded", "no model is loaded (call load() first)");
   return engine;
@@ -738,6 +758,7 @@ async function handle(req: Request): Promise<unknown> {
   running = { id: req.id, op: req.op === "load" ? "load" : "generate" };
   try {
     if (req.op === "load") return await load(req.id, req.source, req.contextSize, req.flashAttention);
+    if (req.op === "embed") return await embed(req.id, req.inputs, req.normalize);
     const e = requireLoaded();
     const ids =
       req.op === "chat" ? tokens(e.chatTokens(req.messages, true)) : tokens(e.tokenize(req.prompt, true, true));

@@ -494,3 +494,60 @@ test("a signal aborts a request, before it starts and mid-stream", async () => {
   const after = await chatCreate({ messages: hello, max_tokens: 2, temperature: 0 });
   assert.equal(after.usage.completion_tokens, 2);
 });
+
+// ---------------------------------------------------------------- embeddings
+// engine.embeddings.create (web/src/openai-embeddings.ts) on this engine,
+// against the native CLI's vectors (smolinfer embed; the C++ golden suite
+// holds those to llama.cpp's): the same numbers, bit for bit.
+const { createEmbeddings, base64Floats } = await import(path.join(site, "openai-embeddings.js"));
+const embedder = {
+  model: () => ({ name: "SmolLM2-135M-Instruct", embeddingSize: info.embeddingSize }),
+  async embed(inputs) {
+    const out = { vectors: [], promptTokens: 0 };
+    for (const [i, input] of inputs.entries()) {
+      const r = engine.embed(input, true);
+      if (r.error) throw new EngineError("bad_input", inputs.length > 1 ? `input[${i}]: ${r.error}` : r.error);
+      out.vectors.push(r.vector);
+      out.promptTokens += r.tokens;
+    }
+    return out;
+  },
+};
+const cliEmbedding = (text) =>
+  JSON.parse(execFileSync(path.join(repoRoot, "build", "native", "smolinfer"), ["embed", "-m", modelPath, "-c", "1024", "-p", text], { encoding: "utf8" }));
+
+test("embeddings.create: OpenAI's shape, the native CLI's vectors bit for bit, base64 and dimensions", async () => {
+  assert.equal(info.pooling, "none");
+  assert.equal(info.embeddingSize, 576);
+  assert.equal(info.encoder, false);
+  const texts = ["The cat sat on the mat.", "Ein Hund läuft über die Straße, schnell."];
+  const r = await createEmbeddings(embedder, { input: texts, model: "m" });
+  assert.deepEqual(sortedKeys(r), ["data", "model", "object", "usage"]);
+  assert.equal(r.object, "list");
+  assert.equal(r.model, "m");
+  assert.ok(r.usage.prompt_tokens > 0 && r.usage.total_tokens === r.usage.prompt_tokens);
+  for (const [i, text] of texts.entries()) {
+    assert.deepEqual(r.data[i], { object: "embedding", index: i, embedding: r.data[i].embedding });
+    assert.deepEqual(Float32Array.from(r.data[i].embedding), Float32Array.from(cliEmbedding(text)), `input ${i}`);
+  }
+  const b = await createEmbeddings(embedder, { input: texts[0], encoding_format: "base64" });
+  assert.equal(b.data[0].embedding, base64Floats(Float32Array.from(cliEmbedding(texts[0]))));
+  const short = (await createEmbeddings(embedder, { input: texts[0], dimensions: 32 })).data[0].embedding;
+  assert.equal(short.length, 32);
+  assert.ok(Math.abs(short.reduce((s, x) => s + x * x, 0) - 1) < 1e-5);
+});
+
+test("embeddings.create: bad requests are bad_input errors naming the field and the limit", async () => {
+  const bad = async (request, pattern) =>
+    assert.rejects(createEmbeddings(embedder, request), (e) => e.code === "bad_input" && pattern.test(e.message), JSON.stringify(request));
+  await bad({}, /'input' is required/);
+  await bad({ input: "" }, /empty string/);
+  await bad({ input: ["a", ""] }, /empty string \(input\[1\]\)/);
+  await bad({ input: [] }, /empty array/);
+  await bad({ input: ["a", [1, 2]] }, /mixes texts and token ids/);
+  await bad({ input: "a", dimensions: 577 }, /'dimensions' is 577; the model's embeddings have 576/);
+  await bad({ input: "a", encoding_format: "int8" }, /encoding_format/);
+  await bad({ input: "a", temperature: 1 }, /unknown field 'temperature'/);
+  await bad({ input: Array(2049).fill("a") }, /at most 2048/);
+  await bad({ input: "word ".repeat(1100) }, /\d+ tokens; the context holds 1024/);
+});

@@ -141,6 +141,23 @@ public:
         }
     }
 
+    // One input's embedding: `input` a string (special tokens added, its
+    // own text never parsed as special) or an array of token ids.
+    val embed(val input, bool normalize) {
+        if (!session_) return error("no model is loaded");
+        try {
+            const std::vector<TokenId> ids =
+                input.isString() ? session_->tokenize(input.as<std::string>(), true, false) : ids_from(input);
+            const std::vector<float> v = session_->embed_tokens(ids, normalize);
+            val r = val::object();
+            r.set("vector", val::global("Float32Array").new_(emscripten::typed_memory_view(v.size(), v.data())));
+            r.set("tokens", int(ids.size()));
+            return r;
+        } catch (const std::exception& e) {
+            return error(e.what());
+        }
+    }
+
     val detokenize(val ids, bool special) {
         if (!session_) return error("no model is loaded");
         try {
@@ -264,6 +281,9 @@ private:
         info.set("layers", m.n_layer);
         info.set("threads", session_->threads());
         info.set("kernels", session_->kernels());
+        info.set("pooling", m.pooling);
+        info.set("embeddingSize", m.n_embd_out);
+        info.set("encoder", m.encoder);
         val warnings = val::array();
         for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
         if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
@@ -291,6 +311,7 @@ EMSCRIPTEN_BINDINGS(smolinfer) {
         .function("tokenize", &Engine::tokenize)
         .function("chatTokens", &Engine::chat_tokens)
         .function("detokenize", &Engine::detokenize)
+        .function("embed", &Engine::embed)
         .function("start", &Engine::start)
         .function("next", &Engine::next)
         .function("cancel", &Engine::cancel);
