@@ -16,7 +16,9 @@ std::string byte_token(const std::string& text) {
     return decode_symbols(text);
 }
 
-// SentencePiece stores a space as U+2581.
+// SentencePiece stores a space as U+2581; WordPiece marks the start of a
+// word with it ("▁hello", "##lo" stored as "lo"), so words come back
+// separated by spaces, with one before the first.
 std::string unescape_spaces(const std::string& text) {
     static constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";
     std::string out;
@@ -79,8 +81,8 @@ void clean_spaces(std::string& t) {
 std::string token_piece(const Vocab& vocab, TokenId id, bool special) {
     switch (vocab.kind(id)) {
         case TokenKind::Normal:
-            return vocab.model() == TokenizerModel::SentencePiece ? unescape_spaces(vocab.text(id))
-                                                                  : decode_symbols(vocab.text(id));
+            // SentencePiece's spaces and WordPiece's word starts are U+2581.
+            return vocab.model() == TokenizerModel::Bpe ? decode_symbols(vocab.text(id)) : unescape_spaces(vocab.text(id));
         case TokenKind::Control:
         case TokenKind::Unknown: return special ? vocab.text(id) : std::string();
         case TokenKind::UserDefined: return vocab.text(id);

@@ -6,6 +6,7 @@
 #include "text/byte_encoding.h"
 #include "text/pretokenizer.h"
 #include "text/sentencepiece.h"
+#include "text/wordpiece.h"
 
 namespace smolinfer::text {
 
@@ -42,6 +43,7 @@ void Tokenizer::encode_plain(std::string_view text, bool after_special, std::vec
             sentencepiece_encode(vocab_, escaped, out);
             return;
         }
+        case TokenizerModel::WordPiece: wordpiece_encode(vocab_, text, out); return;
     }
 }
 
@@ -90,8 +92,11 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, 
 }
 
 std::vector<TokenId> Tokenizer::encode_pieces(const std::vector<PromptPiece>& pieces, bool add_special) const {
+    // WordPiece always frames the text as [CLS] ... [SEP], whatever the
+    // add_bos/add_eos keys say (llama.cpp's LLAMA_VOCAB_TYPE_WPM).
+    const bool wordpiece = vocab_.model() == TokenizerModel::WordPiece;
     std::vector<TokenId> out;
-    if (add_special && vocab_.add_bos()) out.push_back(*vocab_.bos());
+    if (add_special && (wordpiece || vocab_.add_bos())) out.push_back(*vocab_.bos());
 
     // Plain text between tokens is collected across pieces and tokenized as
     // one run, as it would be had the pieces been a single string.
@@ -122,7 +127,11 @@ std::vector<TokenId> Tokenizer::encode_pieces(const std::vector<PromptPiece>& pi
         }
     }
     flush();
-    if (add_special && vocab_.add_eos()) out.push_back(*vocab_.eos());
+    if (add_special && wordpiece) {
+        out.push_back(vocab_.sep());
+    } else if (add_special && vocab_.add_eos()) {
+        out.push_back(*vocab_.eos());
+    }
     return out;
 }
 

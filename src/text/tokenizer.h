@@ -1,8 +1,9 @@
 // Text -> token ids, as llama.cpp's llama_tokenize does: special tokens are
 // cut out of the text first (longest first), then each remaining run of
 // plain text goes to the vocabulary's tokenizer: byte-level BPE
-// (pre-tokenize, byte-encode, merge by rank: bpe.h) or SentencePiece
-// (space prefix, spaces as U+2581, merge by score: sentencepiece.h).
+// (pre-tokenize, byte-encode, merge by rank: bpe.h), SentencePiece
+// (space prefix, spaces as U+2581, merge by score: sentencepiece.h) or
+// WordPiece (normalize, split into words, longest match: wordpiece.h).
 #pragma once
 
 #include <string>
@@ -29,7 +30,8 @@ class Tokenizer {
 public:
     explicit Tokenizer(const Vocab& vocab) : vocab_(vocab) {}
 
-    // add_special: BOS/EOS as the model's metadata asks. parse_special:
+    // add_special: BOS/EOS as the model's metadata asks (WordPiece: always
+    // [CLS] first and [SEP] last). parse_special:
     // control-token texts inside `text` become those tokens (user-defined
     // tokens always do).
     std::vector<TokenId> encode(std::string_view text, bool add_special, bool parse_special) const;

@@ -17,6 +17,30 @@ CodepointFlags codepoint_flags(uint32_t cpt) {
     return {(it - 1)->flags};
 }
 
+uint32_t simple_lowercase(uint32_t cpt) {
+    using unicode_data::kLowercaseRunCount;
+    using unicode_data::kLowercaseRuns;
+    const auto* end = kLowercaseRuns + kLowercaseRunCount;
+    const auto* it = std::upper_bound(kLowercaseRuns, end, cpt,
+                                      [](uint32_t c, const unicode_data::LowercaseRun& r) { return c < r.first; });
+    if (it == kLowercaseRuns) return cpt;
+    const unicode_data::LowercaseRun& r = *(it - 1);
+    const uint32_t offset = cpt - r.first;
+    if (offset % r.stride != 0 || offset / r.stride >= r.count) return cpt;
+    return uint32_t(int64_t(cpt) + r.delta);
+}
+
+uint32_t nfd_first(uint32_t cpt) {
+    using unicode_data::kNfdRangeCount;
+    using unicode_data::kNfdRanges;
+    const auto* end = kNfdRanges + kNfdRangeCount;
+    const auto* it = std::upper_bound(kNfdRanges, end, cpt,
+                                      [](uint32_t c, const unicode_data::NfdRange& r) { return c < r.first; });
+    if (it == kNfdRanges) return cpt;
+    const unicode_data::NfdRange& r = *(it - 1);
+    return cpt - r.first < r.count ? r.nfd : cpt;
+}
+
 std::vector<uint32_t> utf8_to_codepoints(std::string_view text) {
     std::vector<uint32_t> out;
     out.reserve(text.size());

@@ -1,6 +1,7 @@
-// UTF-8 <-> code points and code point classes, with llama.cpp's exact
-// behaviour: a byte that does not start a well-formed sequence decodes to
-// U+FFFD and decoding resumes at the next byte.
+// UTF-8 <-> code points, code point classes and the one-to-one lowercase
+// and NFD maps, with llama.cpp's exact behaviour: a byte that does not start
+// a well-formed sequence decodes to U+FFFD and decoding resumes at the next
+// byte.
 #pragma once
 
 #include <cstdint>
@@ -27,12 +28,25 @@ struct CodepointFlags {
     bool is_number() const { return bits & Number; }
     bool is_letter() const { return bits & Letter; }
     bool is_whitespace() const { return bits & Whitespace; }
+    bool is_mark() const { return bits & Mark; }  // \p{M}: accents among others
+    bool is_punctuation() const { return bits & Punctuation; }
+    bool is_symbol() const { return bits & Symbol; }
+    bool is_control() const { return bits & Control; }
     bool any() const { return bits != 0; }
 };
 
 inline constexpr uint32_t kReplacementChar = 0xFFFD;
 
 CodepointFlags codepoint_flags(uint32_t cpt);
+
+// llama.cpp's unicode_tolower: UnicodeData's simple lowercase mapping, one
+// code point to one (U+0130 -> "i"); others map to themselves.
+uint32_t simple_lowercase(uint32_t cpt);
+
+// llama.cpp's unicode_cpts_normalize_nfd, per code point: the first code
+// point of the canonical decomposition ("é" -> "e", a Hangul syllable -> its
+// leading jamo), not a real NFD (the combining marks are not produced).
+uint32_t nfd_first(uint32_t cpt);
 
 std::vector<uint32_t> utf8_to_codepoints(std::string_view text);
 

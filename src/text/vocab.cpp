@@ -178,6 +178,27 @@ void Vocab::mark_special_texts(const gguf::Metadata& md, std::optional<TokenId> 
     }
 }
 
+// llama.cpp's "bert" defaults are BERT's own ids ([UNK] 100, [CLS] 101 as
+// BOS, [SEP] 102), each replaced by the file's key when it has one; a default
+// outside the vocabulary is dropped there and tokenizing then aborts, so here
+// the file is refused instead. llama.cpp never reads cls_token_id.
+void Vocab::read_wordpiece(const gguf::Metadata& md, std::optional<TokenId> sep, std::optional<TokenId> unk) {
+    auto required = [&](std::optional<TokenId> from_file, const char* key, TokenId fallback, const char* what) {
+        if (from_file) return *from_file;
+        if (size_t(fallback) < size()) return fallback;
+        throw Error("bad metadata: the bert vocabulary has no " + std::string(what) + " token: no '" + key +
+                    "' and the default id " + std::to_string(fallback) + " is outside its " + std::to_string(size()) +
+                    " tokens");
+    };
+    bos_ = required(bos_, "tokenizer.ggml.bos_token_id", 101, "[CLS]");
+    sep_ = required(sep, "tokenizer.ggml.seperator_token_id", 102, "[SEP]");  // sic: llama.cpp's spelling
+    unk_ = required(unk, "tokenizer.ggml.unknown_token_id", 100, "[UNK]");
+    // BertNormalizer's options; strip_accents follows lowercase unless set.
+    lowercase_ = md.get_bool("tokenizer.ggml.normalizer.lowercase").value_or(true);
+    strip_accents_ = md.get_bool("tokenizer.ggml.normalizer.strip_accents").value_or(lowercase_);
+    for (const std::string& t : texts_) max_token_len_ = std::max(max_token_len_, t.size());
+}
+
 namespace {
 // A string's heap block, if it is too long for the small-string buffer.
 size_t heap_of(const std::string& t) { return t.capacity() > 15 ? t.capacity() + 1 : 0; }
@@ -208,9 +229,11 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md, std::vector<std::string>* w
         v.model_ = TokenizerModel::Bpe;
     } else if (*model == "llama") {
         v.model_ = TokenizerModel::SentencePiece;
+    } else if (*model == "bert") {
+        v.model_ = TokenizerModel::WordPiece;
     } else {
         throw Error("unsupported tokenizer.ggml.model " + gguf::quoted(*model) +
-                    " (supported: gpt2 = byte-level BPE, llama = SentencePiece)");
+                    " (supported: gpt2 = byte-level BPE, llama = SentencePiece, bert = WordPiece)");
     }
 
     const auto tokens = md.get_string_array("tokenizer.ggml.tokens");
@@ -261,9 +284,15 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md, std::vector<std::string>* w
         v.ignore_merges_ = info.ignore_merges;
         v.clean_spaces_ = info.clean_spaces;
         add_bos = info.add_bos;
-    } else {
+    } else if (v.model_ == TokenizerModel::SentencePiece) {
         // SentencePiece has no pre-tokenizer; tokenizer.ggml.pre is ignored, as in llama.cpp.
         v.add_space_prefix_ = true;
+        add_bos = true;
+    } else {
+        // WordPiece ignores tokenizer.ggml.pre too ("bert-bge", ...); its
+        // add_bos only matters to what the vocabulary reports: tokenizing
+        // adds [CLS] and [SEP] whatever the add_* keys say.
+        v.clean_spaces_ = true;
         add_bos = true;
     }
     v.add_space_prefix_ = md.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.add_space_prefix_);
@@ -287,8 +316,12 @@ Vocab Vocab::from_metadata(const gguf::Metadata& md, std::vector<std::string>* w
     const auto eot = special_id("tokenizer.ggml.eot_token_id");
     v.add_bos_ = md.get_bool("tokenizer.ggml.add_bos_token").value_or(add_bos);
     v.add_eos_ = md.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
-    if (v.add_bos_ && !v.bos_) throw Error("bad metadata: add_bos_token is set but there is no bos_token_id");
-    if (v.add_eos_ && !v.eos_) throw Error("bad metadata: add_eos_token is set but there is no eos_token_id");
+    if (v.model_ == TokenizerModel::WordPiece) {
+        v.read_wordpiece(md, special_id("tokenizer.ggml.seperator_token_id"), special_id("tokenizer.ggml.unknown_token_id"));
+    } else {
+        if (v.add_bos_ && !v.bos_) throw Error("bad metadata: add_bos_token is set but there is no bos_token_id");
+        if (v.add_eos_ && !v.eos_) throw Error("bad metadata: add_eos_token is set but there is no eos_token_id");
+    }
 
     v.mark_special_texts(md, eot);
 

@@ -1,5 +1,5 @@
 // The vocabulary of a model, read from GGUF metadata (tokenizer.ggml.*):
-// which tokenizer it needs (byte-level BPE or SentencePiece), token texts,
+// which tokenizer it needs (byte-level BPE, SentencePiece or WordPiece), token texts,
 // kinds and scores, merge ranks, special ids and the flags llama.cpp derives.
 #pragma once
 
@@ -36,6 +36,7 @@ enum class TokenKind : uint8_t {
 enum class TokenizerModel : uint8_t {
     Bpe,            // "gpt2": byte-level BPE over pre-tokenized words, by merge rank (bpe.h)
     SentencePiece,  // "llama": bigram merges by token score, <0xNN> byte fallback (sentencepiece.h)
+    WordPiece,      // "bert": normalized words, greedy longest match, [UNK] per failed word (wordpiece.h)
 };
 
 class Vocab {
@@ -78,6 +79,17 @@ public:
     // detokenize tidies " ," " ." " 's" and the like (clean_up_tokenization_spaces).
     bool clean_spaces() const { return clean_spaces_; }
 
+    // WordPiece: [CLS] is bos(), always there; [SEP] and [UNK] are these.
+    TokenId sep() const { return sep_; }
+    TokenId unk() const { return unk_; }
+    // WordPiece's normalizer (tokenizer.ggml.normalizer.*): lowercase the
+    // text; drop accents (the first code point of each NFD decomposition,
+    // combining marks dropped).
+    bool lowercase() const { return lowercase_; }
+    bool strip_accents() const { return strip_accents_; }
+    // The longest token text in bytes: WordPiece tries no longer match.
+    size_t max_token_len() const { return max_token_len_; }
+
     std::optional<TokenId> bos() const { return bos_; }
     std::optional<TokenId> eos() const { return eos_; }
     bool add_bos() const { return add_bos_; }
@@ -97,6 +109,7 @@ private:
     void read_scores(const gguf::Metadata& md);
     void mark_special_texts(const gguf::Metadata& md, std::optional<TokenId> eot);
     void set_strip_flags(const gguf::Metadata& md);
+    void read_wordpiece(const gguf::Metadata& md, std::optional<TokenId> sep, std::optional<TokenId> unk);
 
     TokenizerModel model_ = TokenizerModel::Bpe;
     std::vector<std::string> texts_;
@@ -114,6 +127,9 @@ private:
     std::optional<TokenId> bos_, eos_;
     bool add_bos_ = false;
     bool add_eos_ = false;
+    TokenId sep_ = -1, unk_ = -1;  // WordPiece only
+    bool lowercase_ = false, strip_accents_ = false;
+    size_t max_token_len_ = 0;
 };
 
 }  // namespace smolinfer::text
