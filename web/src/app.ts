@@ -10,6 +10,7 @@ import {
   type ModelInfo,
   type ModelSource,
 } from "./smolinfer.js";
+import { searchPanel } from "./search-panel.js";
 
 const HUB_MODEL = {
   label: "SmolLM2-135M-Instruct, Q8_0 (Hugging Face hub)",
@@ -62,7 +63,21 @@ const ui = {
   schema: $<HTMLTextAreaElement>("schema"),
   stats: $("stats"),
   drop: $("drop"),
+  search: $("search-panel"),
 };
+
+const search = searchPanel(
+  {
+    docs: $<HTMLTextAreaElement>("search-docs"),
+    query: $<HTMLInputElement>("search-query"),
+    go: $<HTMLButtonElement>("search-go"),
+    results: $<HTMLOListElement>("search-results"),
+    stats: $("search-stats"),
+  },
+  () => engine,
+  (running) => setBusy(running ? "generating" : "idle"),
+  (e) => showError(describeError(e)),
+);
 
 let engine: Engine | null = null;
 // From the page's address: ?threads=N, ?exact=1 (bit-exact even where that
@@ -127,10 +142,13 @@ function updateRuntime(): void {
 
 function setBusy(state: "idle" | "loading" | "generating"): void {
   const loaded = engine?.model != null;
+  // An encoder (bert, ...) makes embeddings only: the search, not the chat.
+  const chats = loaded && !engine?.model?.encoder;
   ui.load.disabled = state !== "idle";
   ui.source.disabled = state !== "idle";
-  ui.prompt.disabled = !loaded || state === "loading";
-  ui.send.disabled = !loaded || state !== "idle";
+  ui.prompt.disabled = !chats || state === "loading";
+  ui.send.disabled = !chats || state !== "idle";
+  search.setReady(loaded && state === "idle");
   ui.send.hidden = state === "generating";
   ui.stop.hidden = state !== "generating";
   ui.regenerate.disabled = !loaded || state !== "idle" || !conversation.some((m) => m.role === "assistant");
@@ -220,6 +238,11 @@ async function loadModel(source: ModelSource): Promise<void> {
     for (const w of info.warnings) ui.modelStatus.textContent += ` · note: ${w}`;
     conversation = [];
     renderConversation();
+    search.reset();
+    ui.empty.textContent = info.encoder
+      ? "This is an embedding model: it makes embeddings, not text. Try the semantic search above."
+      : "Ask something.";
+    if (info.encoder) (ui.search as HTMLDetailsElement).open = true;
   } catch (e) {
     if (e instanceof EngineError && e.code === "aborted") {
       ui.modelStatus.textContent = "Loading cancelled. No model loaded.";
