@@ -102,6 +102,9 @@ golden: native
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model
 	SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
 	    node scripts/golden/make-family-golden.mjs --bin build/native/tests/make_random_model --large
+	SMOLINFER_LLAMA_SRC="$$(scripts/llama-cpp-source | tail -n 1)" SMOLINFER_MODEL="$$(scripts/fetch-model | tail -n 1)" \
+	    SMOLINFER_MODEL_GEMMA_3_270M="$$(scripts/fetch-model gemma-3-270m | tail -n 1)" \
+	    node scripts/golden/make-embedding-golden.mjs --bin build/native/tests/make_random_model
 	scripts/make-json-schema-golden
 
 clean:

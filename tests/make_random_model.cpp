@@ -1,11 +1,13 @@
 // Writes one of the random-weight family models (tests/support/random_model.h)
 // to a file and prints its sha256: scripts/golden/make-family-golden.mjs runs
 // llama.cpp on them. Needs SMOLINFER_LLAMA_SRC (llama.cpp's vocabulary files),
-// and SMOLINFER_MODEL (SmolLM2's) for the large ones.
+// SMOLINFER_MODEL (SmolLM2's) for the large ones, and
+// SMOLINFER_MODEL_GEMMA_3_270M (Gemma 3 270M's vocabulary) for gemma-embedding.
 //   make_random_model NAME OUT.gguf
 //   make_random_model --list          the family models
 //   make_random_model --list-large    SmolLM2-360M and -1.7B shapes
 //   make_random_model --list-sources  F16 sources for timing the quantizer
+//   make_random_model --list-embedding  the embedding models (scripts/golden/make-embedding-golden.mjs)
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -17,17 +19,18 @@ int main(int argc, char** argv) {
     using namespace smolinfer;
     try {
         const std::string list = argc == 2 ? argv[1] : "";
-        if (list == "--list" || list == "--list-large" || list == "--list-sources") {
-            const auto& specs = list == "--list-large"     ? test::large_model_specs()
-                                : list == "--list-sources" ? test::quantize_source_specs()
-                                                           : test::random_model_specs();
+        if (list == "--list" || list == "--list-large" || list == "--list-sources" || list == "--list-embedding") {
+            const auto& specs = list == "--list-large"       ? test::large_model_specs()
+                                : list == "--list-sources"   ? test::quantize_source_specs()
+                                : list == "--list-embedding" ? test::embedding_model_specs()
+                                                             : test::random_model_specs();
             for (const auto& s : specs) {
                 std::printf("%s\n", s.name.c_str());
             }
             return 0;
         }
         if (argc != 3) {
-            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large | --list-sources\n");
+            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large | --list-sources | --list-embedding\n");
             return 2;
         }
         const std::vector<uint8_t> bytes = test::random_model_bytes(argv[1]);

@@ -22,7 +22,8 @@ namespace smolinfer::test {
 struct RandomModelSpec {
     std::string name;          // golden file name: tests/golden/families/<name>.json
     std::string architecture;  // general.architecture
-    std::string vocab;         // llama.cpp's models/ggml-vocab-<vocab>.gguf; "smollm2": the real model's (model_path())
+    std::string vocab;         // llama.cpp's models/ggml-vocab-<vocab>.gguf; "smollm2": the real model's (model_path());
+                               // "gemma-3-270m": the real Gemma 3 270M file's (model_path("gemma-3-270m"))
     int n_embd = 256;
     int n_layer = 2;
     int n_head = 4;
@@ -51,6 +52,31 @@ struct RandomModelSpec {
     quant::Type output_type = quant::Type::Q6_K;  // when not tied
     int file_type = -1;  // general.file_type when >= 0 (llama.cpp's numbering: 15 = Q4_K_M)
     uint32_t seed = 1;
+
+    // Embedding models (embedding_model_specs). The defaults leave the
+    // models above as they were, byte for byte.
+    int pooling_type = -1;  // {arch}.pooling_type when >= 0 (llama.cpp's: 1 MEAN, 2 CLS, 3 LAST)
+    int causal = -1;        // {arch}.attention.causal when >= 0 (0: false)
+    // bert / nomic-bert: token_embd_norm, then post-norm blocks (attn_output_norm,
+    // layer_output_norm): LayerNorms with biases, {arch}.attention.layer_norm_epsilon
+    // (norm_eps), no output_norm and no lm head.
+    bool bert_layout = false;
+    float norm_eps = 1e-12f;      // bert_layout: attention.layer_norm_epsilon
+    bool ffn_gate = true;         // bert_layout: false is bert's ffn_up, GELU, ffn_down
+    bool position_embd = false;   // bert: position_embd.weight, n_ctx_train rows (F32)
+    int token_type_count = 0;     // > 0: token_types.weight of that many rows (F32) and tokenizer.ggml.token_type_count
+    bool linear_biases = false;   // bert_layout: a bias on every matrix (attn_q/k/v or attn_qkv, attn_output, ffn_up, ffn_down)
+    bool write_rope = true;       // bert_layout: rope.freq_base (nomic-bert); bert has no RoPE keys
+    // gemma-embedding: dense_2 (n_embd -> dense_out) and dense_3 (dense_out -> n_embd)
+    // after pooling, with {arch}.dense_2_feat_in/out and dense_3_feat_in/out.
+    int dense_out = 0;
+    quant::Type dense_2_type = quant::Type::Q8_0;
+    quant::Type dense_3_type = quant::Type::Q4_K;
+    int add_eos_token = -1;       // >= 0: tokenizer.ggml.add_eos_token (replacing the vocabulary's)
+    // Weights of about 1/sqrt(inputs). The models above have weights of about
+    // 1.5 whatever their inputs (attention scores in the hundreds: a one-hot
+    // softmax), which their golden files record.
+    bool scaled_weights = false;
 };
 
 // The families with golden files: llama-spm (TinyLlama-like), llama3,
@@ -66,6 +92,12 @@ const std::vector<RandomModelSpec>& large_model_specs();
 // quantized (3.4 GB; no golden files: random weights make generation and
 // KL divergence meaningless).
 const std::vector<RandomModelSpec>& quantize_source_specs();
+// Embedding models (tests/golden/embeddings/<name>.json): bert (CLS
+// pooling, head size 32, F16), bert-mean (MEAN, head size 64, Q8_0),
+// nomic-bert (fused QKV, RoPE, SwiGLU), gemma-embedding (EmbeddingGemma's
+// layout: a symmetric window of 16 on five layers of six, dense_2/dense_3)
+// and qwen3-embedding (a causal decoder, LAST pooling).
+const std::vector<RandomModelSpec>& embedding_model_specs();
 // Any kind, by name.
 const RandomModelSpec& random_model_spec(const std::string& name);
 
