@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,15 @@ namespace {
 
 constexpr double kFastCosine = 0.9999;
 
-struct Run {
+struct EmbeddingRun {
     std::string model;  // a random embedding model's name, or "smollm2-135m"
     bool flash;
 };
 
-std::vector<Run> runs() {
-    std::vector<Run> out;
+void PrintTo(const EmbeddingRun& r, std::ostream* os) { *os << r.model << (r.flash ? " flash-attn" : ""); }
+
+std::vector<EmbeddingRun> runs() {
+    std::vector<EmbeddingRun> out;
     for (const bool flash : {false, true}) {
         for (const auto& s : test::embedding_model_specs()) out.push_back({s.name, flash});
         out.push_back({"smollm2-135m", flash});
@@ -39,7 +42,7 @@ std::vector<Run> runs() {
     return out;
 }
 
-std::string run_name(const ::testing::TestParamInfo<Run>& info) {
+std::string run_name(const ::testing::TestParamInfo<EmbeddingRun>& info) {
     std::string n = info.param.model + (info.param.flash ? "_flash_attn" : "");
     for (char& c : n) {
         if (c == '-') c = '_';
@@ -63,10 +66,10 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
     return ab / std::sqrt(aa * bb);
 }
 
-class GoldenEmbeddings : public ::testing::TestWithParam<Run> {
+class GoldenEmbeddings : public ::testing::TestWithParam<EmbeddingRun> {
 protected:
     void SetUp() override {
-        const Run& r = GetParam();
+        const EmbeddingRun& r = GetParam();
         golden_ = test::load_golden(std::string("embeddings/") + (r.flash ? "flash-attn/" : "") + r.model + ".json");
         SessionOptions o;
         o.context = golden_["source"]["context"]["contextSize"].get<int>();
