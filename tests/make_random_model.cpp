@@ -8,6 +8,7 @@
 //   make_random_model --list-large    SmolLM2-360M and -1.7B shapes
 //   make_random_model --list-sources  F16 sources for timing the quantizer
 //   make_random_model --list-embedding  the embedding models (scripts/golden/make-embedding-golden.mjs)
+//   make_random_model --list-embedding-bench  the same in real dimensions (make bench)
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -19,18 +20,20 @@ int main(int argc, char** argv) {
     using namespace smolinfer;
     try {
         const std::string list = argc == 2 ? argv[1] : "";
-        if (list == "--list" || list == "--list-large" || list == "--list-sources" || list == "--list-embedding") {
-            const auto& specs = list == "--list-large"       ? test::large_model_specs()
-                                : list == "--list-sources"   ? test::quantize_source_specs()
-                                : list == "--list-embedding" ? test::embedding_model_specs()
-                                                             : test::random_model_specs();
+        if (list == "--list" || list == "--list-large" || list == "--list-sources" || list == "--list-embedding" ||
+            list == "--list-embedding-bench") {
+            const auto& specs = list == "--list-large"             ? test::large_model_specs()
+                                : list == "--list-sources"         ? test::quantize_source_specs()
+                                : list == "--list-embedding"       ? test::embedding_model_specs()
+                                : list == "--list-embedding-bench" ? test::embedding_bench_specs()
+                                                                   : test::random_model_specs();
             for (const auto& s : specs) {
                 std::printf("%s\n", s.name.c_str());
             }
             return 0;
         }
         if (argc != 3) {
-            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large | --list-sources | --list-embedding\n");
+            std::fprintf(stderr, "usage: make_random_model NAME OUT.gguf | --list | --list-large | --list-sources | --list-embedding | --list-embedding-bench\n");
             return 2;
         }
         const std::vector<uint8_t> bytes = test::random_model_bytes(argv[1]);

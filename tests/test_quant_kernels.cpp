@@ -40,7 +40,7 @@ TEST_P(Kernels, EveryIsaIsBitIdenticalToTheReference) {
     const Type type = GetParam();
     std::mt19937 rng(7);
     for (const int rows : {1, 8}) {
-        for (const size_t n : {size_t(256), size_t(576), size_t(1536), size_t(4096)}) {
+        for (const size_t n : {size_t(100), size_t(256), size_t(576), size_t(600), size_t(1536), size_t(4096)}) {
             if (n % quant::traits(type).block_elems != 0) continue;
             const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
             ASSERT_TRUE(ref);

@@ -125,6 +125,10 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
             if (!k->tile) k->tile = avx512::kquant_tile_for(weight, rows8, false);
             if (k->dot_batched) k->tile_batched = avx512::kquant_tile_for(weight, rows8, true);
             if (const DotFn dot = avx512::kquant_dot_for(weight, rows8)) k->dot = dot;
+            if (weight == Type::F16) {
+                k->dot = avx512::dot_f16_f16;
+                if (k->dot_batched) k->tile_batched = avx512::f16_tile_batched();
+            }
         }
         // For one token the AVX2 dot, which streams a row's blocks in order,
         // decoded faster (71 vs 55 tokens/s at 1 thread, SmolLM2 Q4_1).

@@ -21,4 +21,9 @@ TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
 // One-token dots of the same formats and orders, or null.
 DotFn kquant_dot_for(Type weight, bool rows8);
 
+// Half-precision weights (tile_float_avx512.cpp): the one-token dot in
+// ggml_vec_dot_f16's order, and the tile for batches in tinyBLAS's.
+float dot_f16_f16(size_t n, const void* w, const void* a);
+TileFn f16_tile_batched();
+
 }  // namespace smolinfer::quant::avx512

@@ -308,6 +308,45 @@ std::vector<RandomModelSpec> make_embedding_specs() {
     return v;
 }
 
+// The embedding models in real dimensions, for make bench (no golden files):
+// bge-small-en-v1.5 as llama.cpp converts it (F16), nomic-embed-text-v1.5
+// (F16) and EmbeddingGemma-300M (Q8_0, its 262,144-token vocabulary).
+std::vector<RandomModelSpec> make_embedding_bench_specs() {
+    const std::vector<RandomModelSpec> small = make_embedding_specs();
+    auto named = [&](const std::string& n) {
+        for (const RandomModelSpec& s : small) {
+            if (s.name == n) return s;
+        }
+        throw std::runtime_error("no embedding spec " + n);
+    };
+    RandomModelSpec bge = named("bert");
+    bge.name = "bge-small-shape";
+    bge.n_embd = 384;
+    bge.n_layer = 12;
+    bge.n_head = bge.n_head_kv = 12;
+    bge.n_ff = 1536;
+    RandomModelSpec nomic = named("nomic-bert");
+    nomic.name = "nomic-embed-shape";
+    nomic.n_embd = 768;
+    nomic.n_layer = 12;
+    nomic.n_head = nomic.n_head_kv = 12;
+    nomic.n_ff = 3072;
+    RandomModelSpec gemma = named("gemma-embedding");
+    gemma.name = "embeddinggemma-shape";
+    gemma.n_embd = 768;
+    gemma.n_layer = 24;
+    gemma.n_head = 3;
+    gemma.n_head_kv = 1;
+    gemma.head_dim = 256;
+    gemma.n_ff = 1152;
+    gemma.sliding_window = 512;
+    gemma.dense_out = 3072;
+    gemma.embd_type = gemma.attn_type = gemma.ffn_type = gemma.down_type = Type::Q8_0;
+    gemma.dense_2_type = gemma.dense_3_type = Type::Q8_0;
+    gemma.file_type = 7;
+    return {bge, nomic, gemma};
+}
+
 std::vector<RandomModelSpec> make_quantize_source_specs() {
     RandomModelSpec s = make_large_specs().back();  // smollm2-1.7b
     s.name = "smollm2-1.7b-f16";
@@ -352,9 +391,14 @@ const std::vector<RandomModelSpec>& embedding_model_specs() {
     return specs;
 }
 
+const std::vector<RandomModelSpec>& embedding_bench_specs() {
+    static const std::vector<RandomModelSpec> specs = make_embedding_bench_specs();
+    return specs;
+}
+
 const RandomModelSpec& random_model_spec(const std::string& name) {
-    for (const auto* list :
-         {&random_model_specs(), &large_model_specs(), &quantize_source_specs(), &embedding_model_specs()}) {
+    for (const auto* list : {&random_model_specs(), &large_model_specs(), &quantize_source_specs(), &embedding_model_specs(),
+                             &embedding_bench_specs()}) {
         for (const RandomModelSpec& s : *list) {
             if (s.name == name) return s;
         }

@@ -98,6 +98,9 @@ const std::vector<RandomModelSpec>& quantize_source_specs();
 // layout: a symmetric window of 16 on five layers of six, dense_2/dense_3)
 // and qwen3-embedding (a causal decoder, LAST pooling).
 const std::vector<RandomModelSpec>& embedding_model_specs();
+// The embedding models in real dimensions (bge-small, nomic-embed,
+// EmbeddingGemma shapes), for make bench's embeddings part.
+const std::vector<RandomModelSpec>& embedding_bench_specs();
 // Any kind, by name.
 const RandomModelSpec& random_model_spec(const std::string& name);
 
