@@ -1,5 +1,6 @@
 // smolinfer embed: the embedding of a text (-p, -f), or of every JSON
 // string line of a file (--jsonl), one JSON array each.
+#include <chrono>
 #include <charconv>
 #include <cstdio>
 
@@ -45,17 +46,34 @@ Action add_embed(CLI::App& app) {
         if (p->count() + file->count() + jsonl->count() != 1) throw Error("embed needs one of -p, -f or --jsonl");
         auto session = f->model.open();
         const bool normalize = !f->no_normalize;
+        // Timings on stderr, as run's: the texts, their tokens, the time
+        // spent embedding them (tokenizing included, loading not).
+        int texts = 0;
+        size_t tokens = 0;
+        double seconds = 0;
+        const auto embed = [&](const std::string& text) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const std::vector<TokenId> ids = session->tokenize(text, true, false);
+            const std::vector<float> v = session->embed_tokens(ids, normalize);
+            seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            ++texts;
+            tokens += ids.size();
+            print_vector(v);
+        };
         if (!f->jsonl.empty()) {
             for_each_jsonl_string(f->jsonl, [&](const std::string& text, const std::string& where) {
                 try {
-                    print_vector(session->embed(text, normalize));
+                    embed(text);
                 } catch (const Error& e) {
                     throw Error(where + ": " + e.what());
                 }
             });
-            return 0;
+        } else {
+            embed(p->count() ? f->prompt : read_file(f->file));
         }
-        print_vector(session->embed(p->count() ? f->prompt : read_file(f->file), normalize));
+        std::fprintf(stderr, "embed: %d text%s, %zu tokens in %.3f s (%.1f texts/s, %.0f tokens/s, %d threads)\n", texts,
+                     texts == 1 ? "" : "s", tokens, seconds, seconds > 0 ? texts / seconds : 0.0,
+                     seconds > 0 ? double(tokens) / seconds : 0.0, session->threads());
         return 0;
     };
 }

@@ -2,9 +2,9 @@
 // files are F16), bit-identical to their references in dot_ref.cpp:
 //
 // - batches (tinyBLAS's order, dot_f16_f16_tinyblas): value i of a row goes
-//   to lane i % 16 of one fused chain, then _mm512_reduce_add_ps's tree. A
-//   tile runs 4 rows x 4 tokens of chains at once, so each converted half
-//   of a row serves four tokens and each of a token serves four rows;
+//   to lane i % 16 of one fused chain, then _mm512_reduce_add_ps's tree. The
+//   product's activations are converted to floats once; a tile runs 4 rows x
+//   6 tokens of chains at once;
 // - one token (ggml_vec_dot_f16's order, dot_f16_f16): four 16-lane
 //   accumulators over steps of 64, combined (a0 + a2) + (a1 + a3), then the
 //   tree; the values past the last step added one at a time in double.
@@ -16,6 +16,8 @@
 #if defined(__x86_64__) && defined(SMOLINFER_HAVE_AVX512_TILES)
 
 #include <immintrin.h>
+
+#include <vector>
 
 #include "quant/fp16.h"
 #include "quant/lanes.h"
@@ -36,23 +38,23 @@ inline float reduce(__m512 v) {
     return hsum16(lanes);
 }
 
-// R rows x T tokens of tinyBLAS chains over n values (n % 16 == 0).
+// R rows x T tokens of tinyBLAS chains over n values (n % 16 == 0); the
+// tokens' activations already as floats (act: one row of n per token).
 template <int R, int T>
-void block_tinyblas(size_t n, const Tile& t, int r0, int t0) {
+void block_tinyblas(size_t n, const Tile& t, const float* act, int r0, int t0) {
     __m512 acc[R][T];
     for (int r = 0; r < R; ++r) {
         for (int k = 0; k < T; ++k) acc[r][k] = _mm512_setzero_ps();
     }
     const uint16_t* w[R];
-    const uint16_t* a[T];
     for (int r = 0; r < R; ++r) w[r] = reinterpret_cast<const uint16_t*>(t.w + size_t(r0 + r) * t.w_stride);
-    for (int k = 0; k < T; ++k) a[k] = reinterpret_cast<const uint16_t*>(t.a + size_t(t0 + k) * t.a_stride);
+    const float* a = act + size_t(t0) * n;
     for (size_t i = 0; i < n; i += 16) {
-        __m512 wv[R], av[T];
+        __m512 wv[R];
         for (int r = 0; r < R; ++r) wv[r] = halves16(w[r] + i);
-        for (int k = 0; k < T; ++k) av[k] = halves16(a[k] + i);
-        for (int r = 0; r < R; ++r) {
-            for (int k = 0; k < T; ++k) acc[r][k] = _mm512_fmadd_ps(wv[r], av[k], acc[r][k]);
+        for (int k = 0; k < T; ++k) {
+            const __m512 av = _mm512_loadu_ps(a + size_t(k) * n + i);
+            for (int r = 0; r < R; ++r) acc[r][k] = _mm512_fmadd_ps(wv[r], av, acc[r][k]);
         }
     }
     for (int r = 0; r < R; ++r) {
@@ -60,34 +62,47 @@ void block_tinyblas(size_t n, const Tile& t, int r0, int t0) {
     }
 }
 
-using BlockFn = void (*)(size_t, const Tile&, int, int);
+// 4 rows x 6 tokens: 24 accumulators, 4 weight vectors and one activation
+// vector in the 32 registers; each converted weight vector serves 6 tokens,
+// and the matmul's tiles of 16 rows split into whole blocks.
+constexpr int kRows = 4;
+constexpr int kTokens = 6;
 
-template <int R>
-BlockFn block_for_tokens(int tokens) {
-    switch (tokens) {
-        case 1: return block_tinyblas<R, 1>;
-        case 2: return block_tinyblas<R, 2>;
-        case 3: return block_tinyblas<R, 3>;
-        default: return block_tinyblas<R, 4>;
-    }
-}
+using BlockFn = void (*)(size_t, const Tile&, const float*, int, int);
+
+template <int R, int... T>
+constexpr BlockFn blocks_for_rows[] = {block_tinyblas<R, T>...};
 
 BlockFn block_for(int rows, int tokens) {
-    switch (rows) {
-        case 1: return block_for_tokens<1>(tokens);
-        case 2: return block_for_tokens<2>(tokens);
-        case 3: return block_for_tokens<3>(tokens);
-        default: return block_for_tokens<4>(tokens);
-    }
+    static constexpr const BlockFn* by_rows[kRows] = {
+        blocks_for_rows<1, 1, 2, 3, 4, 5, 6>, blocks_for_rows<2, 1, 2, 3, 4, 5, 6>, blocks_for_rows<3, 1, 2, 3, 4, 5, 6>,
+        blocks_for_rows<4, 1, 2, 3, 4, 5, 6>};
+    return by_rows[rows - 1][tokens - 1];
 }
 
 void tile_f16_tinyblas(size_t n, const Tile& t) {
-    for (int t0 = 0; t0 < t.tokens; t0 += 4) {
-        const int tokens = t.tokens - t0 < 4 ? t.tokens - t0 : 4;
-        for (int r0 = 0; r0 < t.rows; r0 += 4) {
-            const int rows = t.rows - r0 < 4 ? t.rows - r0 : 4;
-            prefetch_tile_rows(t, r0 + kTilePrefetchRows, rows);
-            block_for(rows, tokens)(n, t, r0, t0);
+    // The activations as floats (a half is exact as a float), converted by
+    // each thread once per matrix product: its tiles share activation_id.
+    thread_local std::vector<float> act;
+    thread_local uint64_t converted = 0;
+    thread_local const uint8_t* converted_at = nullptr;
+    thread_local size_t converted_values = 0;
+    if (t.activation_id == 0 || t.activation_id != converted || t.a != converted_at ||
+        converted_values < size_t(t.tokens) * n) {
+        if (act.size() < size_t(t.tokens) * n) act.resize(size_t(t.tokens) * n);
+        for (int k = 0; k < t.tokens; ++k) {
+            const auto* a = reinterpret_cast<const uint16_t*>(t.a + size_t(k) * t.a_stride);
+            for (size_t i = 0; i < n; i += 16) _mm512_storeu_ps(&act[size_t(k) * n + i], halves16(a + i));
+        }
+        converted = t.activation_id;
+        converted_at = t.a;
+        converted_values = size_t(t.tokens) * n;
+    }
+    prefetch_tile_rows(t, t.rows, kTilePrefetchRows);
+    for (int r0 = 0; r0 < t.rows; r0 += kRows) {
+        const int rows = t.rows - r0 < kRows ? t.rows - r0 : kRows;
+        for (int t0 = 0; t0 < t.tokens; t0 += kTokens) {
+            block_for(rows, t.tokens - t0 < kTokens ? t.tokens - t0 : kTokens)(n, t, act.data(), r0, t0);
         }
     }
 }
