@@ -8,6 +8,7 @@ import path from "node:path";
 import { rooflineTps } from "./roofline.mjs";
 import { contentionSection, contentionTargets } from "./contention.mjs";
 import { depthSection, depthTargets } from "./depth.mjs";
+import { embeddingsSection, embeddingsTargets } from "./embeddings.mjs";
 import { largeSection, largeTargets } from "./large.mjs";
 import { serveSection, serveTargets } from "./serve_report.mjs";
 
@@ -75,6 +76,7 @@ function targets(config, results) {
   if (config.parts.has("contention")) out.push(...contentionTargets(results.contention));
   if (config.parts.has("depth")) out.push(...depthTargets(results.depth));
   if (config.parts.has("large")) out.push(...largeTargets(results.large));
+  if (config.parts.has("embeddings")) out.push(...embeddingsTargets(results.embeddings));
   return out;
 }
 
@@ -88,7 +90,7 @@ export function report(config, results, m) {
 
   L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
   L();
-  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large"].filter((p) => !config.parts.has(p));
+  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings"].filter((p) => !config.parts.has(p));
   if (skipped.length) {
     L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
     L();
@@ -263,6 +265,7 @@ export function report(config, results, m) {
   if (config.parts.has("contention") && results.contention) for (const line of contentionSection(results.contention)) L(line);
   if (config.parts.has("depth") && results.depth) for (const line of depthSection(results.depth)) L(line);
   if (config.parts.has("large") && results.large) for (const line of largeSection(results.large, roof?.bandwidth)) L(line);
+  if (config.parts.has("embeddings") && results.embeddings) for (const line of embeddingsSection(results.embeddings)) L(line);
 
   if (results.errors.length) {
     L(`## Problems`);
