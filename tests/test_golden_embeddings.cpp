@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <memory>
 #include <ostream>
@@ -100,6 +101,25 @@ TEST_P(GoldenEmbeddings, ModelDescribesItsPooling) {
     EXPECT_EQ(session_->info().pooling, golden_["pooling"].get<std::string>());
     EXPECT_EQ(session_->info().n_embd_out, golden_["n_embd_out"].get<int>());
     EXPECT_EQ(session_->info().encoder, !golden_["causal_attn"].get<bool>());
+}
+
+// An encoder has no language-model head: every request for text is refused
+// by one message that says so (not, for a file without a chat template,
+// "a base model").
+TEST_P(GoldenEmbeddings, EncoderRefusesText) {
+    if (!session_->info().encoder) GTEST_SKIP() << "a decoder: it generates";
+    const auto says_embedding_model = [](const std::function<void()>& f) {
+        try {
+            f();
+            ADD_FAILURE() << "no error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("is an embedding model"), std::string::npos) << e.what();
+        }
+    };
+    says_embedding_model([&] { session_->tokenize_chat({{"user", "hi"}}, true); });
+    const std::vector<TokenId> ids = session_->tokenize("hi", true, false);
+    says_embedding_model([&] { session_->evaluate(ids, false); });
+    says_embedding_model([&] { session_->generate(ids, {}, [](const TokenEvent&) { return true; }); });
 }
 
 TEST_P(GoldenEmbeddings, TokensAndVectorsAreLlamaCpps) {

@@ -196,7 +196,7 @@ long long BatchGenerator::reused_tokens() const { return impl_->reused; }
 int BatchGenerator::add(std::span<const TokenId> prompt, const GenerateOptions& options) {
     Impl& b = *impl_;
     const model::LlamaConfig& c = b.s.model->config();
-    if (c.encoder) throw Error("the model is an embedding model (" + c.architecture + "): it makes embeddings, not text");
+    if (c.encoder) refuse_encoder(c);
     // Checks everything before taking a sequence.
     auto steps = std::make_unique<GenerationSteps>(b.s, prompt, options, b.n_ctx());
     int best = -1;

@@ -190,6 +190,7 @@ std::vector<TokenId> Session::tokenize(std::string_view text, bool add_special, 
 }
 
 std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+    if (impl_->model->config().encoder) refuse_encoder(impl_->model->config());
     // A base model (Gemma 3 270M, ...) was never taught a chat format:
     // guessing one (llama.cpp takes ChatML) gives answers that look broken.
     if (!impl_->chat.present()) {

@@ -16,6 +16,12 @@
 
 namespace smolinfer {
 
+// What generating, chatting or batching with an encoder says: it has no
+// language-model head, so no request for text can be answered.
+[[noreturn]] inline void refuse_encoder(const model::LlamaConfig& c) {
+    throw Error("the model is an embedding model (" + c.architecture + "): it makes embeddings, not text");
+}
+
 struct Session::Impl {
     std::shared_ptr<const model::LlamaModel> model;
     std::vector<std::string> warnings;  // before vocab: the vocabulary's loading adds to it
@@ -51,10 +57,7 @@ struct Session::Impl {
                                     model::PassOutput output = model::PassOutput::Logits) {
         check_ids(tokens);
         if (tokens.empty()) throw Error("evaluate: no tokens");
-        if (model->config().encoder) {
-            throw Error("the model is an embedding model (" + model->config().architecture +
-                        "): it makes embeddings, not text");
-        }
+        if (model->config().encoder) refuse_encoder(model->config());
         const size_t room = size_t(cache.n_ctx()) - sequence.size();
         if (tokens.size() > room) {
             throw Error("the context holds " + std::to_string(cache.n_ctx()) + " tokens: " +
