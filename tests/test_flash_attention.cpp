@@ -48,7 +48,7 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng) {
 struct Shape {
     int n_head, n_head_kv, head_dim;
 };
-const Shape kShapes[] = {{9, 3, 64}, {4, 4, 32}, {8, 2, 40}, {2, 1, 128}};
+const Shape kShapes[] = {{9, 3, 64}, {4, 4, 32}, {8, 2, 40}, {2, 1, 128}, {3, 1, 256}, {4, 1, 256}};
 
 TEST(FlashAttention, ChunkPathEqualsTheReference) {
     std::mt19937 rng(7);

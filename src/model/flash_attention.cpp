@@ -458,17 +458,16 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
             if (valid <= 0) continue;
             // Cells the token's window hides are masked; a tile it sees none
             // of is skipped, as one past its position is.
-            bool any = false, all = true;
+            uint64_t seen_bits = 0;
             for (int tk = 0; tk < valid; ++tk) {
                 seen[tk] = sees(shape, ring, pos[t], t0 + tk);
-                any = any || seen[tk];
-                all = all && seen[tk];
+                seen_bits |= uint64_t(seen[tk]) << tk;
             }
-            if (!any) continue;
-            if (token_rows && all) {
+            if (seen_bits == 0) continue;
+            if (token_rows) {
                 const int r = t * group;
-                token_rows(kt, vt, q + size_t(t) * q_stride + size_t(kv_head * group) * size_t(hd), scale, valid, m + r,
-                           sum + r, acc + size_t(r) * size_t(hd));
+                token_rows(kt, vt, q + size_t(t) * q_stride + size_t(kv_head * group) * size_t(hd), scale, valid,
+                           seen_bits, m + r, sum + r, acc + size_t(r) * size_t(hd));
                 continue;
             }
             for (int g = 0; g < group; ++g) {

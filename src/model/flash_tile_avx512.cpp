@@ -25,8 +25,8 @@ static_assert(T == 64);
 
 // R query heads (rows), head_dim 16 * H.
 template <int R, int H>
-void tile_rows(const float* kt, const float* vt, const float* q, float scale, int valid, float* max, float* sum,
-               float* acc) {
+void tile_rows(const float* kt, const float* vt, const float* q, float scale, int valid, uint64_t seen, float* max,
+               float* sum, float* acc) {
     constexpr int hd = 16 * H;
     // Scores: s[r][c] holds positions 16c .. 16c + 15, one chain over i each.
     __m512 s[R][4];
@@ -56,8 +56,7 @@ void tile_rows(const float* kt, const float* vt, const float* q, float scale, in
         __m512 x[4];
         __m512 tile_max = minus_inf;
         for (int c = 0; c < 4; ++c) {
-            const int live = valid - 16 * c;
-            const __mmask16 m = live >= 16 ? __mmask16(0xFFFF) : live <= 0 ? __mmask16(0) : __mmask16((1u << live) - 1);
+            const __mmask16 m = __mmask16(seen >> (16 * c));
             x[c] = _mm512_mask_mul_ps(minus_inf, m, s[r][c], sc);
             tile_max = _mm512_max_ps(tile_max, x[c]);
         }
@@ -77,23 +76,30 @@ void tile_rows(const float* kt, const float* vt, const float* q, float scale, in
         }
         sum[r] = float(double(sum[r]) + tile_sum);
     }
-    // Values: a[r][h] holds dimensions 16h .. 16h + 15, one chain over positions each.
-    __m512 a[R][H];
-    for (int r = 0; r < R; ++r) {
-        for (int h = 0; h < H; ++h) {
-            a[r][h] = _mm512_loadu_ps(acc + r * hd + 16 * h);
-            if (rescale[r] != 1.0f) a[r][h] = _mm512_mul_ps(a[r][h], _mm512_set1_ps(rescale[r]));
+    // Values: a[r][h] holds dimensions 16(h0 + h) .. + 15, one chain over the
+    // visible positions each; at most 8 registers a row at a time (a head of
+    // 256 is done in two passes: each chain is still one chain).
+    constexpr int HC = H < 8 ? H : 8;
+    static_assert(H % HC == 0);
+    for (int h0 = 0; h0 < H; h0 += HC) {
+        __m512 a[R][HC];
+        for (int r = 0; r < R; ++r) {
+            for (int h = 0; h < HC; ++h) {
+                a[r][h] = _mm512_loadu_ps(acc + r * hd + 16 * (h0 + h));
+                if (rescale[r] != 1.0f) a[r][h] = _mm512_mul_ps(a[r][h], _mm512_set1_ps(rescale[r]));
+            }
         }
-    }
-    for (int tk = 0; tk < valid; ++tk) {
-        const float* v = vt + size_t(tk) * hd;
-        for (int h = 0; h < H; ++h) {
-            const __m512 vh = _mm512_loadu_ps(v + 16 * h);
-            for (int r = 0; r < R; ++r) a[r][h] = _mm512_fmadd_ps(vh, _mm512_set1_ps(w[r][tk]), a[r][h]);
+        for (int tk = 0; tk < valid; ++tk) {
+            if (!(seen >> tk & 1)) continue;
+            const float* v = vt + size_t(tk) * hd + 16 * h0;
+            for (int h = 0; h < HC; ++h) {
+                const __m512 vh = _mm512_loadu_ps(v + 16 * h);
+                for (int r = 0; r < R; ++r) a[r][h] = _mm512_fmadd_ps(vh, _mm512_set1_ps(w[r][tk]), a[r][h]);
+            }
         }
-    }
-    for (int r = 0; r < R; ++r) {
-        for (int h = 0; h < H; ++h) _mm512_storeu_ps(acc + r * hd + 16 * h, a[r][h]);
+        for (int r = 0; r < R; ++r) {
+            for (int h = 0; h < HC; ++h) _mm512_storeu_ps(acc + r * hd + 16 * (h0 + h), a[r][h]);
+        }
     }
 }
 
@@ -116,6 +122,7 @@ FlashTileRowsFn flash_tile_rows_avx512(int head_dim, int n_rows) {
         case 32: return for_rows<2>(n_rows);
         case 64: return for_rows<4>(n_rows);
         case 128: return for_rows<8>(n_rows);
+        case 256: return for_rows<16>(n_rows);
         default: return nullptr;
     }
 }
