@@ -16,8 +16,9 @@
 //   BENCH_QUICK=1     a smoke run: one repetition, the report to build/bench/RESULTS-quick.md
 //   BENCH_REPS        repetitions per measurement (default 5 native, 3 browser; the median is reported)
 //   BENCH_THREADS     thread counts (default 1,2)
-//   BENCH_PARTS       any of native,browser,roofline,serve,contention,depth,large,embeddings (default all)
-//   BENCH_EMBEDDING_MODELS  the embeddings part's "key=/path.gguf,..." (bench/run writes them)
+//   BENCH_PARTS       any of native,browser,roofline,serve,contention,depth,large,embeddings,embeddings-browser (default all)
+//   BENCH_EMBEDDING_MODELS  the embeddings parts' "key=/path.gguf,..." (bench/run writes them)
+//   BENCH_EMBEDDING_BROWSERS  the embeddings-browser part's browsers (default chromium)
 //   LLAMA_EMBEDDING   llama.cpp's llama-embedding (the embeddings part)
 //   BENCH_DEPTH       the depth part's context already filled (default 4096)
 //   BENCH_LARGE_MODEL the large part's 1.7B-shaped file (bench/run makes it)
@@ -60,7 +61,8 @@ function readConfig() {
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings"])),
+    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"])),
+    embeddingBrowsers: list(env.BENCH_EMBEDDING_BROWSERS, ["chromium"]),
     embeddingModels: list(env.BENCH_EMBEDDING_MODELS, []).map((kv) => ({ key: kv.slice(0, kv.indexOf("=")), file: kv.slice(kv.indexOf("=") + 1) })),
     llamaEmbedding: env.LLAMA_EMBEDDING ?? "",
     depth: positiveInt("BENCH_DEPTH", 4096),
@@ -77,7 +79,7 @@ function readConfig() {
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings"];
+  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"];
   for (const p of config.parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
   if (["native", "contention", "depth", "large"].some((p) => config.parts.has(p)) && !config.llamaBench) {
     throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
@@ -107,7 +109,7 @@ machine.llamaBuild = llamaBuild(config.llamaBench || (config.parts.has("serve") 
 log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart}`);
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
-const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null, embeddings: null,
+const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null, embeddings: null, embeddingsBrowser: null,
   llamaModelSize: {}, llamaCommit: "", browsers: {}, sizes: null };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
@@ -123,6 +125,8 @@ const parts = {
   depth: async () => (results.depth = runDepth(config, log)),
   large: async () => (results.large = await runLarge(config, log)),
   embeddings: async () => (results.embeddings = runEmbeddings(config, log)),
+  "embeddings-browser": async () =>
+    (results.embeddingsBrowser = await (await import("./embeddings_browser.mjs")).runEmbeddingsBrowser(config, results.errors, log)),
   // Last: it loads every core on purpose.
   contention: async () => (results.contention = await runContention(config, log)),
 };

@@ -23,7 +23,7 @@ import { median } from "./stats.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
-const executables = { chromium: process.env.CHROMIUM ?? "/usr/bin/chromium", firefox: process.env.FIREFOX ?? "/usr/bin/firefox-esr" };
+export const executables = { chromium: process.env.CHROMIUM ?? "/usr/bin/chromium", firefox: process.env.FIREFOX ?? "/usr/bin/firefox-esr" };
 
 function link(target, at) {
   if (!fs.existsSync(target)) throw new Error(`missing ${path.relative(repo, target)}`);
@@ -82,7 +82,7 @@ function memory(pid, field) {
 }
 const peakRss = (pid) => memory(pid, "VmHWM");
 
-function browserVersion(name, context) {
+export function browserVersion(name, context) {
   if (name === "chromium") return context.browser()?.version() ?? "";
   try {
     return execFileSync(executables.firefox, ["--version"], { encoding: "utf8" }).trim().replace(/^Mozilla Firefox /, "");
@@ -101,7 +101,7 @@ const freePort = () =>
     });
   });
 
-async function startServer(models) {
+export async function startServer(models) {
   const { site, modelDir } = assembleSite(models);
   const port = await freePort();
   const server = spawn(process.execPath, [path.join(repo, "web", "serve.mjs"), "--port", String(port), "--site", site,

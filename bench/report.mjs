@@ -9,6 +9,7 @@ import { rooflineTps } from "./roofline.mjs";
 import { contentionSection, contentionTargets } from "./contention.mjs";
 import { depthSection, depthTargets } from "./depth.mjs";
 import { embeddingsSection, embeddingsTargets } from "./embeddings.mjs";
+import { embeddingsBrowserSection, embeddingsBrowserTargets } from "./embeddings_browser_report.mjs";
 import { largeSection, largeTargets } from "./large.mjs";
 import { serveSection, serveTargets } from "./serve_report.mjs";
 
@@ -77,6 +78,7 @@ function targets(config, results) {
   if (config.parts.has("depth")) out.push(...depthTargets(results.depth));
   if (config.parts.has("large")) out.push(...largeTargets(results.large));
   if (config.parts.has("embeddings")) out.push(...embeddingsTargets(results.embeddings));
+  if (config.parts.has("embeddings-browser")) out.push(...embeddingsBrowserTargets(results.embeddingsBrowser));
   return out;
 }
 
@@ -90,7 +92,7 @@ export function report(config, results, m) {
 
   L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
   L();
-  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings"].filter((p) => !config.parts.has(p));
+  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"].filter((p) => !config.parts.has(p));
   if (skipped.length) {
     L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
     L();
@@ -266,6 +268,9 @@ export function report(config, results, m) {
   if (config.parts.has("depth") && results.depth) for (const line of depthSection(results.depth)) L(line);
   if (config.parts.has("large") && results.large) for (const line of largeSection(results.large, roof?.bandwidth)) L(line);
   if (config.parts.has("embeddings") && results.embeddings) for (const line of embeddingsSection(results.embeddings)) L(line);
+  if (config.parts.has("embeddings-browser") && results.embeddingsBrowser) {
+    for (const line of embeddingsBrowserSection(results.embeddingsBrowser)) L(line);
+  }
 
   if (results.errors.length) {
     L(`## Problems`);

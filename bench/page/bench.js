@@ -7,6 +7,8 @@
 // Every run: the prompt's tokens evaluated as one batch (prefill), then
 // maxTokens tokens generated greedily, end-of-generation tokens ignored.
 
+import { smolinferEmbed, wllamaEmbed } from "./embeddings.js";
+
 const now = () => performance.now();
 // Tells bench/browser.mjs what the page is doing, so that a stall (a model
 // that never loads, a generation that hangs) fails the case in minutes.
@@ -149,5 +151,5 @@ async function wllama({ modelUrl, threads, warmup, prompts, maxTokens, flashAtte
   }
 }
 
-window.bench = { smolinfer, wllama };
+window.bench = { smolinfer, wllama, smolinferEmbed, wllamaEmbed };
 window.benchReady = true;
