@@ -162,6 +162,7 @@ int run(const BenchFlags& f) {
         j["decode_tokens"] = f.n_gen;
         j["depth"] = f.depth;
         j["flash_attention"] = session->flash_attention();
+        j["kernels"] = session->kernels();
         j["reps"] = f.reps;
         j["prefill_tps_runs"] = pp;
         j["decode_tps_runs"] = tg;
@@ -183,8 +184,9 @@ int run(const BenchFlags& f) {
         }
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("model: %s (%s)\nthreads: %d\nflash attention: %s\n", f.model.model.c_str(),
-                    session->info().weight_types.c_str(), session->threads(), session->flash_attention() ? "on" : "off");
+        std::printf("model: %s (%s)\nthreads: %d\nflash attention: %s\nkernels: %s\n", f.model.model.c_str(),
+                    session->info().weight_types.c_str(), session->threads(), session->flash_attention() ? "on" : "off",
+                    session->kernels().c_str());
         const std::string at = f.depth > 0 ? " @ d" + std::to_string(f.depth) : "";
         if (f.n_prompt > 0) std::printf("pp%d%s: %.1f tok/s (median of %d)\n", f.n_prompt, at.c_str(), pp_tps, f.reps);
         if (f.n_gen > 0) std::printf("tg%d%s: %.1f tok/s (median of %d)\n", f.n_gen, at.c_str(), tg_tps, f.reps);

@@ -1,6 +1,7 @@
 // `smolinfer run` with stop strings, on the tiny random model: the printed
 // text is the unstopped text cut before the stop string completed first,
 // and stderr says "stop: stop".
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -74,6 +75,32 @@ TEST(CliRun, BenchAtDepthWithFlashAttentionChoices) {
         EXPECT_GT(j["prefill_tps"].get<double>(), 0);
         EXPECT_GT(j["decode_tps"].get<double>(), 0);
     }
+    std::filesystem::remove(model);
+}
+
+// SMOLINFER_ISA caps the kernels (benchmarks measure an AVX2-only host on
+// any); bench reports the ones it ran; another value is refused by name.
+TEST(CliRun, IsaSwitchPicksTheKernels) {
+    const std::string model = test::write_temp_file(test::tiny_llama(), "cli-run-isa.gguf");
+    const auto kernels_with = [&](const char* isa) {
+        ::setenv("SMOLINFER_ISA", isa, 1);
+        const auto r = run_cli({"bench", "-m", model, "-t", "1", "-p", "8", "-n", "2", "-r", "1", "--json"});
+        ::unsetenv("SMOLINFER_ISA");
+        return r;
+    };
+    const auto scalar = kernels_with("scalar");
+    ASSERT_EQ(scalar.exit_code, 0) << scalar.err;
+    EXPECT_EQ(nlohmann::json::parse(scalar.out)["kernels"], "reference");
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+        const auto avx2 = kernels_with("avx2");
+        ASSERT_EQ(avx2.exit_code, 0) << avx2.err;
+        EXPECT_EQ(nlohmann::json::parse(avx2.out)["kernels"], "avx2");
+    }
+#endif
+    const auto bad = kernels_with("avx9");
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("SMOLINFER_ISA must be avx512, avx2 or scalar (got 'avx9')"), std::string::npos) << bad.err;
     std::filesystem::remove(model);
 }
 

@@ -158,7 +158,8 @@ void softmax(float* s, int n, float scale, float* w) {
 
 const AttentionKernels* attention_kernels_avx2() {
     static const AttentionKernels k{key_scores, value_sums, softmax};
-    static const bool ok = __builtin_cpu_supports("avx2") && runtime::cpu_has_f16c();
+    static const bool ok = __builtin_cpu_supports("avx2") && runtime::cpu_has_f16c() &&
+                           runtime::isa_limit() != runtime::IsaLimit::Scalar;
     return ok ? &k : nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include "quant/reference.h"
 #include "quant/tile_avx2.h"
 #include "quant/tile_avx512.h"
+#include "runtime/machine.h"
 
 namespace smolinfer::quant {
 
@@ -18,7 +19,8 @@ uint64_t new_activation_id() {
 Isa best_isa() {
 #if defined(__x86_64__) || defined(__i386__)
     if constexpr (avx2::kAvailable) {
-        static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                               runtime::isa_limit() != runtime::IsaLimit::Scalar;
         if (ok) return avx512::available() ? Isa::Avx512Vnni : Isa::Avx2;
     }
 #endif

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -19,11 +23,23 @@ bool cpu_has_f16c() {
 #endif
 }
 
+IsaLimit isa_limit() {
+    static const IsaLimit limit = [] {
+        const char* env = std::getenv("SMOLINFER_ISA");
+        const std::string_view v = env ? env : "";
+        if (v.empty() || v == "avx512") return IsaLimit::Avx512;
+        if (v == "avx2") return IsaLimit::Avx2;
+        if (v == "scalar") return IsaLimit::Scalar;
+        throw Error("SMOLINFER_ISA must be avx512, avx2 or scalar (got '" + std::string(v) + "')");
+    }();
+    return limit;
+}
+
 bool cpu_has_avx512() {
 #if defined(__x86_64__)
     static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                           __builtin_cpu_supports("avx512vnni");
+                           __builtin_cpu_supports("avx512vnni") && isa_limit() == IsaLimit::Avx512;
     return ok;
 #else
     return false;
