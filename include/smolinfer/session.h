@@ -97,9 +97,29 @@ struct ModelInfo {
     bool encoder = false;
 };
 
+// A function call the assistant made (OpenAI's tool_calls[i]): `arguments`
+// is JSON text.
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;
+};
+
 struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
+    std::string role;  // "system", "user", "assistant" or "tool"
     std::string content;
+    // Defaulted so that {role, content} stays a complete initializer.
+    std::vector<ToolCall> tool_calls = {};  // assistant
+    std::string tool_call_id = {};          // tool: the call this answers
+    std::string name = {};                  // tool: the function's name
+};
+
+// A function the model may call (OpenAI's tools[i].function): `parameters`
+// is its JSON Schema as JSON text ("" = {}).
+struct Tool {
+    std::string name;
+    std::string description;
+    std::string parameters;
 };
 
 struct GenerateOptions {
@@ -231,6 +251,15 @@ public:
     // The conversation in the model's chat format, ready for generate().
     // Throws smolinfer::Error when the file has no chat template (a base model).
     std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+    // With tools the template describes them (when it knows how; SmolLM2's
+    // does not and ignores them, as llama.cpp's rendering does). A file's
+    // tokenizer.chat_template.tool_use is used when `tools` is non-empty.
+    std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       const std::vector<Tool>& tools) const;
+    // The same prompt as text (llama-server's /apply-template): the BOS text
+    // the tokenizer adds anyway is left out.
+    std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                            const std::vector<Tool>& tools) const;
     // special: render control tokens as their text.
     std::string detokenize(std::span<const TokenId> ids, bool special = false) const;
     bool is_end_of_generation(TokenId id) const;
