@@ -28,6 +28,7 @@ const std::map<std::string, std::string>& known_paths() {
         {"/v1/chat/completions", "POST"},
         {"/v1/completions", "POST"},
         {"/v1/embeddings", "POST"},
+        {"/apply-template", "POST"},
     };
     return paths;
 }
@@ -248,6 +249,7 @@ void HttpServer::routes() {
             Job job;
             if (endpoint == Endpoint::Chat) {
                 job.messages = std::move(p.messages);
+                job.tools = p.tools.tools;
             } else {
                 job.prompt = std::move(p.prompt);
             }
@@ -349,6 +351,23 @@ void HttpServer::routes() {
         res.set_content(dump(embeddings_response(done.vectors, r.base64, r.model.value_or(options_.model_id),
                                                  done.prompt_tokens)),
                         "application/json");
+    }));
+    // llama-server's: the prompt a chat request would generate from, so
+    // that prompts can be compared. Rendering reads the session's template
+    // and vocabulary only, which the engine thread never changes.
+    route("/apply-template", "POST", keyed([this](const httplib::Request& req, httplib::Response& res) {
+        ParsedRequest p;
+        try {
+            p = parse_template_request(req.body);
+        } catch (const BadRequest& e) {
+            return send_error(res, 400, e.what(), "invalid_request_error", e.param());
+        }
+        try {
+            const std::string prompt = session_.render_chat(p.messages, p.add_generation_prompt, p.tools.tools);
+            res.set_content(dump(json{{"prompt", prompt}}), "application/json");
+        } catch (const Error& e) {
+            send_error(res, 400, e.what(), "invalid_request_error", "messages");
+        }
     }));
     route("/v1/chat/completions", "POST", keyed(generate(Endpoint::Chat)));
     route("/v1/completions", "POST", keyed(generate(Endpoint::Completion)));
