@@ -3,7 +3,10 @@
 // family, written to tests/golden/tools/:
 //   prompts.json  the template's tool-call format (llama.cpp's auto-analyser)
 //                 and the rendered prompt of several tools + messages cases
-//                 (tests/test_chat_tools_golden.cpp compares ours byte for byte).
+//                 (tests/test_chat_tools_golden.cpp compares ours byte for byte);
+//   parse.json    what llama.cpp's output parser makes of model outputs
+//                 (content, tool calls, or an error) per template, tool_choice
+//                 and parallel_tool_calls (tests/test_tool_output_golden.cpp).
 //
 // llama.cpp's chat code is not in node-llama-cpp's JavaScript API, so this
 // script compiles llama-chat-tools-tool.cpp against the common library
@@ -155,6 +158,72 @@ function dateString(seconds) {
     return `${String(d.getUTCDate()).padStart(2, "0")} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 }
 
+// Model outputs (after the generation prompt) for the parser, per syntax.
+const HERMES_OUTPUTS = [
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>",
+    "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}, {\"name\": \"add\", \"arguments\": {\"a\": 3, \"b\": 4}}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call> trailing text",
+    "<tool_call>\n{\"arguments\": {\"a\": 1}, \"name\": \"add\"}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"sub\", \"arguments\": {}}\n</tool_call>",
+    "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"location\":\"Paris\"}}</tool_call>",
+    "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>",
+    "<tool_call>\n{ \"name\" : \"add\" , \"arguments\" : { \"a\" : 1 , \"b\" : 2 } }\n</tool_call>",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}, \"id\": \"x\"}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": 5}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": \"x}{\", \"c\": [1, {\"d\": null}]}}\n</tool_call>",
+    "\n\n  Hello \n",
+    "Hello",
+    "Hi <tool_",
+    "Hi <tool_call>\n",
+    "Hi <tool_call>\n{\"name\": \"get_w",
+    "Hi <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Par",
+    "Hello <tool_call> world",
+    "Use {x} here",
+    "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n\n",
+    "caf\u00e9 \u65e5\u672c\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"K\u00f6ln \\\"x\\\"\"}}\n</tool_call>",
+];
+const LLAMA_OUTPUTS = [
+    "{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Paris\"}}",
+    "{\"type\": \"function\", \"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}",
+    "Let me check. {\"name\": \"get_weather\", \"parameters\": {\"location\": \"Paris\"}}",
+    "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}",
+    "{\"type\":\"function\",\"function\":{\"name\":\"add\",\"parameters\":{\"a\":1,\"b\":2}}}",
+    "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}, {\"name\": \"add\", \"parameters\": {\"a\": 3, \"b\": 4}}",
+    "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}\n{\"name\": \"add\", \"parameters\": {\"a\": 3, \"b\": 4}}",
+    "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}} trailing",
+    "Use {x} here",
+    "The set {1,2}.",
+    "Hello",
+    "Hi {",
+    "  {\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}  ",
+    "{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Par",
+];
+const PARSE_TEMPLATES = [["hermes2-tool-use", HERMES_OUTPUTS], ["qwen2.5", HERMES_OUTPUTS], ["llama3.2", LLAMA_OUTPUTS],
+    ["smollm2", ["Hello", "  <tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>"]]];
+
+function parseGolden(exe, tpls) {
+    const out = {generator: "scripts/golden/tools/make-tools-golden.mjs (llama.cpp common/chat.cpp)",
+        tools: [WEATHER, ADD], templates: []};
+    for (const [name, outputs] of PARSE_TEMPLATES) {
+        const t = tpls.find((x) => x.name === name);
+        const variants = [];
+        for (const tool_choice of ["auto", "required", "none"]) {
+            for (const parallel of [true, false]) {
+                variants.push({tool_choice, parallel_tool_calls: parallel});
+            }
+        }
+        const requests = variants.map((v) => ({template: t.text, bos: t.bos, eos: t.eos, messages: [ASK],
+            tools: [WEATHER, ADD], ...v, outputs: outputs.map((text) => ({text, partial: false}))}));
+        const results = runTool(exe, requests);
+        out.templates.push({name, template: t.template, bos_token: t.bos, eos_token: t.eos, outputs,
+            variants: variants.map((v, i) => ({...v, generation_prompt: results[i].generation_prompt,
+                results: results[i].parsed.map((p) => p.error ? {error: p.error} : {message: p.message})}))});
+    }
+    return out;
+}
+
 async function main() {
     const args = parseArgs(process.argv);
     const exe = buildTool(args);
@@ -162,7 +231,8 @@ async function main() {
     const now = Math.floor(Date.now() / 1000);
     const out = {generator: "scripts/golden/tools/make-tools-golden.mjs (llama.cpp common/chat.cpp)", now,
         date_string: dateString(now), templates: []};
-    for (const t of await templates(args)) {
+    const tpls = await templates(args);
+    for (const t of tpls) {
         const base = {template: t.text, bos: t.bos, eos: t.eos};
         const requests = CASES.map((c, i) => ({...base, analyze: i === 0, messages: c.messages, tools: c.tools,
             tool_choice: c.tool_choice ?? "auto", add_generation_prompt: c.add_generation_prompt ?? true}));
@@ -191,6 +261,10 @@ async function main() {
     const file = path.join(args.outDir, "prompts.json");
     fs.writeFileSync(file, JSON.stringify(out, null, 1) + "\n");
     console.error(`${file}: ${out.templates.length} templates`);
+    const parse = parseGolden(exe, tpls);
+    const parseFile = path.join(args.outDir, "parse.json");
+    fs.writeFileSync(parseFile, JSON.stringify(parse, null, 1) + "\n");
+    console.error(`${parseFile}: ${parse.templates.length} templates`);
 }
 
 main().catch((e) => { console.error(e.message ?? e); process.exit(1); });
