@@ -57,7 +57,7 @@ TEST(ToolOutputGolden, ParsesAsLlamaCppDoes) {
                     EXPECT_FALSE(expect["message"].contains("tool_calls"));
                     continue;
                 }
-                const ToolOutput out = parse_tool_output(syntax, names, parallel, text);
+                const ToolOutput out = read_tool_output(syntax, names, parallel, text);
                 if (expect.contains("error")) {
                     EXPECT_EQ(out.status, ToolOutput::Status::Invalid);
                     ++invalid;

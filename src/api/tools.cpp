@@ -3,6 +3,7 @@
 #include <set>
 
 #include "grammar/json_schema_to_gbnf.h"
+#include "text/tool_output.h"
 
 namespace smolinfer {
 
@@ -18,6 +19,11 @@ bool is_function_name(const std::string& name) {
 }
 
 }  // namespace
+
+ToolOutput parse_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
+                             std::string_view text) {
+    return text::read_tool_output(syntax, names, parallel, text);
+}
 
 void check_tools(const std::vector<Tool>& tools) {
     std::set<std::string> seen;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "smolinfer/tools.h"
 #include "text/tokenizer.h"
 
 namespace smolinfer::text {
@@ -43,29 +44,8 @@ struct ChatTool {
     std::string parameters;
 };
 
-// How a template writes a tool call, as llama.cpp's template analyser
-// (common/chat-diff-analyzer.cpp) finds it by rendering probe calls:
-//   None: the template never shows tool calls (SmolLM2, plain ChatML);
-//         tools are not rendered and llama-server parses no calls.
-//   Json: a JSON object {"<name_key>": "f", "<args_key>": {...}}, between
-//         call_start and call_end (both "" for Llama 3.x); Hermes and Qwen
-//         write <tool_call>\n{"name", "arguments"}</tool_call>.
-//   Unsupported: another syntax (XML-like tags, ...): tools are rendered
-//         but smolinfer does not parse calls from the output.
-struct ToolSyntax {
-    enum class Kind { None, Json, Unsupported };
-    Kind kind = Kind::None;
-    std::string call_start;  // keeps its trailing newline: "<tool_call>\n"
-    std::string call_end;
-    std::string name_key = "name";
-    std::string args_key = "arguments";
-    // Llama 3.x's instructions ask for {"name", "parameters"} but models
-    // write OpenAI's {"type": "function", ...}: that leading field is allowed.
-    bool type_field = false;
-    // The template renders two calls in one turn (Llama 3.x raises instead);
-    // llama-server's default for parallel_tool_calls.
-    bool parallel = false;
-};
+// How a template writes tool calls (include/smolinfer/tools.h).
+using ToolSyntax = smolinfer::ToolSyntax;
 
 namespace jinja {
 class Template;

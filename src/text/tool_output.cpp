@@ -263,7 +263,7 @@ private:
 
 }  // namespace
 
-ToolOutput parse_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
+ToolOutput read_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
                              std::string_view text) {
     return OutputParser(syntax, names, parallel, text).run();
 }

@@ -21,22 +21,9 @@
 
 namespace smolinfer::text {
 
-struct ToolOutput {
-    enum class Status {
-        Complete,    // content and closed calls account for the whole text
-        Incomplete,  // the text ends inside a call or a possible call marker
-        Invalid,     // something follows that no call can be (llama-server: HTTP 500)
-    };
-    Status status = Status::Complete;
-    // What llama.cpp's parser reports for the text so far (also when
-    // Incomplete: the content before the marker, the calls with their
-    // arguments as far as they go; a call appears once its name is whole).
-    std::string content;
-    std::vector<ChatToolCall> calls;  // ids left empty
-    size_t closed = 0;                // calls[0..closed) are complete
-};
+using ToolOutput = smolinfer::ToolOutput;
 
-ToolOutput parse_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
+ToolOutput read_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
                              std::string_view text);
 
 }  // namespace smolinfer::text

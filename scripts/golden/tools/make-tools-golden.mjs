@@ -219,6 +219,7 @@ function parseGolden(exe, tpls) {
         const results = runTool(exe, requests);
         out.templates.push({name, template: t.template, bos_token: t.bos, eos_token: t.eos, outputs,
             variants: variants.map((v, i) => ({...v, generation_prompt: results[i].generation_prompt,
+                grammar: results[i].grammar, grammar_lazy: results[i].grammar_lazy, grammar_triggers: results[i].grammar_triggers,
                 results: results[i].parsed.map((p) => p.error ? {error: p.error} : {message: p.message})}))});
     }
     return out;
