@@ -254,6 +254,21 @@ void HttpServer::routes() {
                 job.prompt = std::move(p.prompt);
             }
             job.options = p.options;
+            // Tools the model may call: the template's syntax decides how
+            // calls are constrained and read back (SmolLM2's has none: its
+            // answers stay text, as llama-server's do).
+            std::optional<ToolParsing> tool_parsing;
+            if (!p.tools.tools.empty() && p.tools.choice != ToolChoice::None) {
+                const ToolSyntax& syntax = session_.tool_syntax(true);
+                if (syntax.kind == ToolSyntax::Kind::Json) {
+                    ToolParsing t{syntax, {}, p.tools.parallel.value_or(syntax.parallel)};
+                    for (const Tool& tool : p.tools.tools) {
+                        if (p.tools.choice != ToolChoice::Named || tool.name == p.tools.function) t.names.push_back(tool.name);
+                    }
+                    if (auto g = tool_call_grammar(syntax, p.tools, t.parallel)) job.options.grammar = std::move(*g);
+                    tool_parsing = std::move(t);
+                }
+            }
             job.max_tokens_given = p.max_tokens.has_value();
             if (p.max_tokens) job.options.max_tokens = *p.max_tokens;
             auto ticket = scheduler_.submit(std::move(job));
@@ -276,6 +291,7 @@ void HttpServer::routes() {
             meta.stream = p.stream;
             meta.include_usage = p.include_usage;
             meta.logprobs = p.options.logprobs;
+            meta.tools = std::move(tool_parsing);
             TokenBytes bytes = [this](TokenId id) {
                 const TokenId one[1] = {id};
                 return session_.detokenize(one);

@@ -69,6 +69,9 @@ struct SessionOptions {
     // whose cell order flash attention follows. (node-llama-cpp runs
     // sliding-window models with n_ubatch = its batch size + 1.)
     int reference_ubatch = 512;
+    // A chat template used instead of the file's (llama-server's
+    // --chat-template-file); it also replaces a tool_use variant.
+    std::optional<std::string> chat_template;
 };
 
 struct ModelInfo {
@@ -260,6 +263,9 @@ public:
     // the tokenizer adds anyway is left out.
     std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                             const std::vector<Tool>& tools) const;
+    // How the chat template used for a request with (or without) tools
+    // writes tool calls (smolinfer/tools.h; a model without a template: none).
+    const struct ToolSyntax& tool_syntax(bool with_tools) const;
     // special: render control tokens as their text.
     std::string detokenize(std::span<const TokenId> ids, bool special = false) const;
     bool is_end_of_generation(TokenId id) const;

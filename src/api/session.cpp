@@ -79,9 +79,11 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     text::ChatTokens chat_tokens;
     if (vocab.bos()) chat_tokens.bos = vocab.text(*vocab.bos());
     if (vocab.eos()) chat_tokens.eos = vocab.text(*vocab.eos());
-    chat = text::ChatTemplate::from_template(m->file().metadata().get_string("tokenizer.chat_template"), &chat_warning,
-                                             chat_tokens,
-                                             m->file().metadata().get_string("tokenizer.chat_template.tool_use"));
+    const auto& md = m->file().metadata();
+    chat = o.chat_template
+               ? text::ChatTemplate::from_template(std::string_view(*o.chat_template), &chat_warning, chat_tokens)
+               : text::ChatTemplate::from_template(md.get_string("tokenizer.chat_template"), &chat_warning, chat_tokens,
+                                                   md.get_string("tokenizer.chat_template.tool_use"));
     const model::LlamaConfig& c = m->config();
     if (vocab.size() != size_t(c.n_vocab)) {
         throw Error("the vocabulary has " + std::to_string(vocab.size()) + " tokens but token_embd.weight has " +
@@ -239,6 +241,8 @@ std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& mess
                                             const std::vector<Tool>& tools) const {
     return impl_->tokenizer->encode_pieces(impl_->chat_pieces(messages, add_generation_prompt, tools), true);
 }
+
+const ToolSyntax& Session::tool_syntax(bool with_tools) const { return impl_->chat.tool_syntax(with_tools); }
 
 std::string Session::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                  const std::vector<Tool>& tools) const {
