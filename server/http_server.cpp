@@ -265,7 +265,10 @@ void HttpServer::routes() {
                     for (const Tool& tool : p.tools.tools) {
                         if (p.tools.choice != ToolChoice::Named || tool.name == p.tools.function) t.names.push_back(tool.name);
                     }
-                    if (auto g = tool_call_grammar(syntax, p.tools, t.parallel)) job.options.grammar = std::move(*g);
+                    if (auto g = tool_call_grammar(syntax, p.tools, t.parallel)) {
+                        job.options.grammar = std::move(g->gbnf);
+                        job.options.grammar_triggers = std::move(g->triggers);
+                    }
                     tool_parsing = std::move(t);
                 }
             }

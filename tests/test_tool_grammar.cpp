@@ -30,7 +30,8 @@ std::shared_ptr<const grammar::TokenTable> byte_tokens() {
     return std::make_shared<const grammar::TokenTable>(pieces, eog);
 }
 
-bool accepts(const std::string& gbnf, const std::string& text) {
+bool accepts(const std::optional<ToolGrammar>& g, const std::string& text) {
+    const std::string& gbnf = g->gbnf;
     grammar::Matcher m(grammar::parse_grammar(gbnf), byte_tokens());
     for (unsigned char c : text) {
         const auto bits = m.allowed(false);
@@ -143,7 +144,7 @@ TEST(ToolGrammar, CallRulesEqualLlamaCppsForRequired) {
         for (const auto& v : t["variants"]) {
             if (v["tool_choice"] != "required") continue;
             const bool parallel = v["parallel_tool_calls"];
-            const auto ours = rules_of(*tool_call_grammar(tpl.tool_syntax(true), {tools, ToolChoice::Required, "", {}}, parallel));
+            const auto ours = rules_of(tool_call_grammar(tpl.tool_syntax(true), {tools, ToolChoice::Required, "", {}}, parallel)->gbnf);
             const auto theirs = rules_of(v["grammar"]);
             for (const auto& [name, body] : theirs) {
                 if (name.rfind("tool-", 0) != 0 || name == "tool-calls") continue;
@@ -156,8 +157,21 @@ TEST(ToolGrammar, CallRulesEqualLlamaCppsForRequired) {
     EXPECT_GE(compared, 40u);
 }
 
-TEST(ToolGrammar, NoGrammarForAutoNoneOrNoSyntax) {
-    EXPECT_FALSE(tool_call_grammar(hermes(), {{kAdd}, ToolChoice::Auto, "", {}}, true));
+// auto: lazy from the call marker on; only calls after it.
+TEST(ToolGrammar, AutoIsLazyFromTheMarker) {
+    const auto g = tool_call_grammar(hermes(), {{kWeather, kAdd}, ToolChoice::Auto, "", {}}, true);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->triggers, std::vector<std::string>{"<tool_call>\n"});
+    const std::string add = "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>";
+    EXPECT_TRUE(accepts(g, add));
+    EXPECT_TRUE(accepts(g, add + "\n" + add + "\n"));
+    EXPECT_FALSE(accepts(g, "Text " + add));
+    EXPECT_FALSE(accepts(g, add + " and text"));
+    // Llama 3.x calls have no marker to trigger on: no grammar, as in llama-server.
+    EXPECT_FALSE(tool_call_grammar(llama3(), {{kAdd}, ToolChoice::Auto, "", {}}, true));
+}
+
+TEST(ToolGrammar, NoGrammarForNoneOrNoSyntax) {
     EXPECT_FALSE(tool_call_grammar(hermes(), {{kAdd}, ToolChoice::None, "", {}}, true));
     EXPECT_FALSE(tool_call_grammar(ToolSyntax{}, {{kAdd}, ToolChoice::Required, "", {}}, true));
 }

@@ -145,6 +145,10 @@ struct GenerateOptions {
     // llama.cpp's json-schema-to-grammar does; "": none. An unsupported
     // keyword makes start()/generate() throw, naming it. Not with `grammar`.
     std::string json_schema;
+    // Lazy grammar (llama.cpp's grammar triggers): with any, `grammar` does
+    // not constrain until one of these strings appears in the output; it
+    // then constrains from that string's start on (the text before is free).
+    std::vector<std::string> grammar_triggers;
 };
 
 // One step of streamed output. `text` is whole UTF-8 characters only: bytes

@@ -71,12 +71,20 @@ struct ToolOutput {
 ToolOutput parse_tool_output(const ToolSyntax& syntax, const std::vector<std::string>& names, bool parallel,
                              std::string_view text);
 
-// The GBNF grammar a request's tool_choice forces, for a template whose
-// calls are JSON: "required" as llama-server's (free text without the call
-// marker, then one or more calls; commas between calls iff parallel), a
-// named function exactly one call of it; nullopt for auto, none, or a
-// template smolinfer reads no calls from.
-std::optional<std::string> tool_call_grammar(const ToolSyntax& syntax, const ToolRequest& request, bool parallel);
+// The grammar for a request's calls (GenerateOptions::grammar and
+// grammar_triggers), for a template whose calls are JSON, as llama-server's:
+//   auto: lazy, from the call marker on (<tool_call>\n): calls only, then
+//         the end; the text before is free. None when the calls have no
+//         marker (Llama 3.x: llama-server has no grammar there either);
+//   required: free text without the call marker, then one or more calls
+//         (commas between calls iff parallel);
+//   a named function (llama-server treats it as auto): exactly one call of it.
+// nullopt for none, or a template smolinfer reads no calls from.
+struct ToolGrammar {
+    std::string gbnf;
+    std::vector<std::string> triggers;  // non-empty: lazy
+};
+std::optional<ToolGrammar> tool_call_grammar(const ToolSyntax& syntax, const ToolRequest& request, bool parallel);
 
 // Throws smolinfer::Error naming the tool at fault: a duplicate name, a
 // name that is not 1-64 letters, digits, '_' or '-', or a parameters schema

@@ -102,10 +102,11 @@ void add_rules(std::map<std::string, std::string>& rules, const std::string& tex
 
 }  // namespace
 
-std::optional<std::string> tool_call_grammar(const ToolSyntax& syntax, const ToolRequest& request, bool parallel) {
+std::optional<ToolGrammar> tool_call_grammar(const ToolSyntax& syntax, const ToolRequest& request, bool parallel) {
     const bool named = request.choice == ToolChoice::Named;
-    if (syntax.kind != ToolSyntax::Kind::Json || request.tools.empty() ||
-        (request.choice != ToolChoice::Required && !named)) {
+    const bool lazy = request.choice == ToolChoice::Auto;
+    if (syntax.kind != ToolSyntax::Kind::Json || request.tools.empty() || request.choice == ToolChoice::None ||
+        (lazy && syntax.call_start.empty())) {
         return std::nullopt;
     }
     std::map<std::string, std::string> rules;
@@ -135,6 +136,9 @@ std::optional<std::string> tool_call_grammar(const ToolSyntax& syntax, const Too
     rules["tool-call"] = literal(syntax.call_start) + " space " + calls + " space " + literal(syntax.call_end);
     if (named) {
         rules["root"] = "tool-call space";
+    } else if (lazy) {
+        rules["root"] = "tool-calls";
+        rules["tool-calls"] = "(tool-call space)+";
     } else if (syntax.call_start.empty()) {
         // Llama 3.x: free text before the call, as llama-server allows (it cannot hold a '{').
         rules["root"] = "until-0 tool-call space";
@@ -144,8 +148,9 @@ std::optional<std::string> tool_call_grammar(const ToolSyntax& syntax, const Too
         rules["tool-calls"] = "(tool-call space)+";
         add_until(rules, "until", syntax.call_start);
     }
-    std::string out;
-    for (const auto& [name, body] : rules) out += name + " ::= " + body + "\n";
+    ToolGrammar out;
+    for (const auto& [name, body] : rules) out.gbnf += name + " ::= " + body + "\n";
+    if (lazy) out.triggers = {syntax.call_start};
     return out;
 }
 
