@@ -20,6 +20,8 @@ void ModelFlags::add(CLI::App& app, bool with_context, bool with_attention) {
     if (with_context) {
         app.add_option("-c,--ctx-size", context, "context size in tokens (default: min(4096, the model's))")
             ->check(CLI::Range(1, 1 << 20));
+        app.add_option("--chat-template-file", chat_template_file,
+                       "a Jinja chat template to use instead of the model's (as llama-server's)");
         app.add_flag("--swa-full", swa_full,
                      "sliding-window layers (Gemma 3) cache the whole context, not a ring of the window + 512");
     }
@@ -43,6 +45,7 @@ std::unique_ptr<Session> ModelFlags::open(int batch) const {
     o.batch = batch;
     o.flash_attention = flash_attention;
     o.swa_full = swa_full;
+    if (!chat_template_file.empty()) o.chat_template = read_file(chat_template_file);
     auto session = Session::open_file(model, o);
     for (const std::string& w : session->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
     return session;

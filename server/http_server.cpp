@@ -28,6 +28,7 @@ const std::map<std::string, std::string>& known_paths() {
         {"/v1/chat/completions", "POST"},
         {"/v1/completions", "POST"},
         {"/v1/embeddings", "POST"},
+        {"/apply-template", "POST"},
     };
     return paths;
 }
@@ -248,10 +249,29 @@ void HttpServer::routes() {
             Job job;
             if (endpoint == Endpoint::Chat) {
                 job.messages = std::move(p.messages);
+                job.tools = p.tools.tools;
             } else {
                 job.prompt = std::move(p.prompt);
             }
             job.options = p.options;
+            // Tools the model may call: the template's syntax decides how
+            // calls are constrained and read back (SmolLM2's has none: its
+            // answers stay text, as llama-server's do).
+            std::optional<ToolParsing> tool_parsing;
+            if (!p.tools.tools.empty() && p.tools.choice != ToolChoice::None) {
+                const ToolSyntax& syntax = session_.tool_syntax(true);
+                if (syntax.kind == ToolSyntax::Kind::Json) {
+                    ToolParsing t{syntax, {}, p.tools.parallel.value_or(syntax.parallel)};
+                    for (const Tool& tool : p.tools.tools) {
+                        if (p.tools.choice != ToolChoice::Named || tool.name == p.tools.function) t.names.push_back(tool.name);
+                    }
+                    if (auto g = tool_call_grammar(syntax, p.tools, t.parallel)) {
+                        job.options.grammar = std::move(g->gbnf);
+                        job.options.grammar_triggers = std::move(g->triggers);
+                    }
+                    tool_parsing = std::move(t);
+                }
+            }
             job.max_tokens_given = p.max_tokens.has_value();
             if (p.max_tokens) job.options.max_tokens = *p.max_tokens;
             auto ticket = scheduler_.submit(std::move(job));
@@ -274,6 +294,7 @@ void HttpServer::routes() {
             meta.stream = p.stream;
             meta.include_usage = p.include_usage;
             meta.logprobs = p.options.logprobs;
+            meta.tools = std::move(tool_parsing);
             TokenBytes bytes = [this](TokenId id) {
                 const TokenId one[1] = {id};
                 return session_.detokenize(one);
@@ -349,6 +370,23 @@ void HttpServer::routes() {
         res.set_content(dump(embeddings_response(done.vectors, r.base64, r.model.value_or(options_.model_id),
                                                  done.prompt_tokens)),
                         "application/json");
+    }));
+    // llama-server's: the prompt a chat request would generate from, so
+    // that prompts can be compared. Rendering reads the session's template
+    // and vocabulary only, which the engine thread never changes.
+    route("/apply-template", "POST", keyed([this](const httplib::Request& req, httplib::Response& res) {
+        ParsedRequest p;
+        try {
+            p = parse_template_request(req.body);
+        } catch (const BadRequest& e) {
+            return send_error(res, 400, e.what(), "invalid_request_error", e.param());
+        }
+        try {
+            const std::string prompt = session_.render_chat(p.messages, p.add_generation_prompt, p.tools.tools);
+            res.set_content(dump(json{{"prompt", prompt}}), "application/json");
+        } catch (const Error& e) {
+            send_error(res, 400, e.what(), "invalid_request_error", "messages");
+        }
     }));
     route("/v1/chat/completions", "POST", keyed(generate(Endpoint::Chat)));
     route("/v1/completions", "POST", keyed(generate(Endpoint::Completion)));

@@ -10,7 +10,8 @@ namespace smolinfer::server {
 
 namespace {
 
-using nlohmann::json;
+// Ordered: tool schemas reach the chat template in the client's key order.
+using ojson = nlohmann::ordered_json;
 
 constexpr int kMaxStopStrings = 4;
 constexpr int kMaxTopLogprobs = 20;
@@ -53,7 +54,8 @@ const std::set<std::string>& allowed_fields(Endpoint endpoint) {
         "min_p",          "repeat_penalty", "grammar", "user"};
     static const std::set<std::string> chat = [] {
         std::set<std::string> s(common.begin(), common.end());
-        s.insert({"messages", "max_completion_tokens", "logprobs", "top_logprobs"});
+        s.insert({"messages", "max_completion_tokens", "logprobs", "top_logprobs", "tools", "tool_choice",
+                  "parallel_tool_calls"});
         return s;
     }();
     static const std::set<std::string> completion = [] {
@@ -67,9 +69,9 @@ const std::set<std::string>& allowed_fields(Endpoint endpoint) {
 // One request object's fields; null counts as absent (OpenAI's clients send it so).
 class Fields {
 public:
-    explicit Fields(const json& o) : o_(o) {}
+    explicit Fields(const ojson& o) : o_(o) {}
 
-    const json* get(const std::string& name) const {
+    const ojson* get(const std::string& name) const {
         auto it = o_.find(name);
         if (it == o_.end() || it->is_null()) return nullptr;
         return &*it;
@@ -77,7 +79,7 @@ public:
 
     std::optional<double> number(const std::string& name, double lo, double hi, bool integer = false,
                                  std::optional<std::string> what = std::nullopt) const {
-        const json* v = get(name);
+        const ojson* v = get(name);
         if (!v) return std::nullopt;
         const auto describe = [&] {
             return what ? *what : std::string(integer ? "an integer" : "a number") + " in [" + format(lo) + ", " + format(hi) + "]";
@@ -89,14 +91,14 @@ public:
     }
 
     std::optional<bool> boolean(const std::string& name) const {
-        const json* v = get(name);
+        const ojson* v = get(name);
         if (!v) return std::nullopt;
         if (!v->is_boolean()) bad(name, "a boolean");
         return v->get<bool>();
     }
 
     std::optional<std::string> string(const std::string& name) const {
-        const json* v = get(name);
+        const ojson* v = get(name);
         if (!v) return std::nullopt;
         if (!v->is_string()) bad(name, "a string");
         return v->get<std::string>();
@@ -109,59 +111,175 @@ private:
         while (s.size() > 1 && s.back() == '0') s.pop_back();
         return s;
     }
-    const json& o_;
+    const ojson& o_;
 };
 
-std::vector<ChatMessage> messages(const Fields& f) {
-    const json* list = f.get("messages");
-    if (!list || !list->is_array() || list->empty()) bad("messages", "a non-empty array of messages");
-    std::vector<ChatMessage> out;
-    for (size_t i = 0; i < list->size(); ++i) {
-        const json& m = (*list)[i];
-        const std::string name = "messages[" + std::to_string(i) + "]";
-        if (!m.is_object()) bad(name, "an object { role, content }");
-        for (const auto& [key, _] : m.items()) {
-            if (key != "role" && key != "content") unknown(name + "." + key);
+// A message's content as text: a string, text parts (joined), or for an
+// assistant turn that calls tools, nothing.
+std::string content_text(const ojson& m, const std::string& name, bool may_be_absent) {
+    const ojson content = m.value("content", ojson());
+    if (content.is_string()) return content.get<std::string>();
+    if (content.is_null() && may_be_absent) return {};
+    if (!content.is_array()) {
+        bad(name + ".content", may_be_absent ? "a string, an array of text parts or null"
+                                             : "a string or an array of text parts");
+    }
+    std::string text;
+    for (size_t k = 0; k < content.size(); ++k) {
+        const ojson& p = content[k];
+        if (!p.is_object() || p.size() != 2 || p.value("type", ojson()) != "text" || !p.contains("text") ||
+            !p["text"].is_string()) {
+            bad(name + ".content[" + std::to_string(k) + "]", R"({ type: "text", text: string } (only text is supported))");
         }
-        const json role = m.value("role", json());
-        if (role != "system" && role != "user" && role != "assistant") bad(name + ".role", R"("system", "user" or "assistant")");
-        const json content = m.value("content", json());
-        std::string text;
-        if (content.is_string()) {
-            text = content.get<std::string>();
-        } else if (content.is_array()) {
-            for (size_t k = 0; k < content.size(); ++k) {
-                const json& p = content[k];
-                if (!p.is_object() || p.size() != 2 || p.value("type", json()) != "text" || !p.contains("text") ||
-                    !p["text"].is_string()) {
-                    bad(name + ".content[" + std::to_string(k) + "]", R"({ type: "text", text: string } (only text is supported))");
-                }
-                text += p["text"].get<std::string>();
-            }
-        } else {
-            bad(name + ".content", "a string or an array of text parts");
+        text += p["text"].get<std::string>();
+    }
+    return text;
+}
+
+// An assistant turn's tool_calls: arguments as sent when a string (the
+// chat template checks it is JSON), else the value's compact JSON text.
+std::vector<ToolCall> tool_calls(const ojson& list, const std::string& name) {
+    if (!list.is_array()) bad(name, "an array of tool calls");
+    std::vector<ToolCall> out;
+    for (size_t k = 0; k < list.size(); ++k) {
+        const ojson& c = list[k];
+        const std::string at = name + "[" + std::to_string(k) + "]";
+        if (!c.is_object()) bad(at, R"(an object { id, type: "function", function: { name, arguments } })");
+        for (const auto& [key, _] : c.items()) {
+            if (key != "id" && key != "type" && key != "function") unknown(at + "." + key);
         }
-        out.push_back({role.get<std::string>(), std::move(text)});
+        if (c.value("type", ojson("function")) != "function") bad(at + ".type", R"("function")");
+        const ojson id = c.value("id", ojson(""));
+        if (!id.is_string()) bad(at + ".id", "a string");
+        const ojson fn = c.value("function", ojson());
+        if (!fn.is_object() || !fn.value("name", ojson()).is_string() || fn["name"].get<std::string>().empty()) {
+            bad(at + ".function", "an object { name, arguments }");
+        }
+        for (const auto& [key, _] : fn.items()) {
+            if (key != "name" && key != "arguments") unknown(at + ".function." + key);
+        }
+        const ojson args = fn.value("arguments", ojson("{}"));
+        out.push_back({id.get<std::string>(), fn["name"].get<std::string>(),
+                       args.is_string() ? args.get<std::string>() : args.dump()});
     }
     return out;
 }
 
+std::vector<ChatMessage> messages(const Fields& f) {
+    const ojson* list = f.get("messages");
+    if (!list || !list->is_array() || list->empty()) bad("messages", "a non-empty array of messages");
+    std::vector<ChatMessage> out;
+    for (size_t i = 0; i < list->size(); ++i) {
+        const ojson& m = (*list)[i];
+        const std::string name = "messages[" + std::to_string(i) + "]";
+        if (!m.is_object()) bad(name, "an object { role, content }");
+        const ojson role = m.value("role", ojson());
+        if (role != "system" && role != "user" && role != "assistant" && role != "tool") {
+            bad(name + ".role", R"("system", "user", "assistant" or "tool")");
+        }
+        const bool assistant = role == "assistant", tool = role == "tool";
+        for (const auto& [key, value] : m.items()) {
+            const bool known = key == "role" || key == "content" || (assistant && key == "tool_calls") ||
+                               (tool && (key == "tool_call_id" || key == "name"));
+            if (!known) unknown(name + "." + key);
+        }
+        ChatMessage msg{role.get<std::string>(), ""};
+        const ojson calls = m.value("tool_calls", ojson());
+        if (assistant && !calls.is_null()) msg.tool_calls = tool_calls(calls, name + ".tool_calls");
+        msg.content = content_text(m, name, !msg.tool_calls.empty());
+        if (tool) {
+            const ojson id = m.value("tool_call_id", ojson());
+            if (!id.is_string()) bad(name + ".tool_call_id", "the id of the call this message answers (a string)");
+            msg.tool_call_id = id.get<std::string>();
+            const ojson fn = m.value("name", ojson(""));
+            if (!fn.is_string()) bad(name + ".name", "a string");
+            msg.name = fn.get<std::string>();
+        }
+        out.push_back(std::move(msg));
+    }
+    return out;
+}
+
+// tools, tool_choice and parallel_tool_calls; each tool's schema must be
+// one the grammar engine enforces (400 naming the tool otherwise).
+ToolRequest tool_request(const Fields& f) {
+    ToolRequest r;
+    if (const ojson* list = f.get("tools")) {
+        if (!list->is_array()) bad("tools", R"(an array of { type: "function", function: { name, description, parameters } })");
+        for (size_t i = 0; i < list->size(); ++i) {
+            const ojson& t = (*list)[i];
+            const std::string at = "tools[" + std::to_string(i) + "]";
+            if (!t.is_object() || t.value("type", ojson()) != "function" || !t.value("function", ojson()).is_object()) {
+                bad(at, R"(an object { type: "function", function: { name, description, parameters } })");
+            }
+            for (const auto& [key, _] : t.items()) {
+                if (key != "type" && key != "function") unknown(at + "." + key);
+            }
+            const ojson& fn = t["function"];
+            for (const auto& [key, _] : fn.items()) {
+                if (key != "name" && key != "description" && key != "parameters" && key != "strict") {
+                    unknown(at + ".function." + key);
+                }
+            }
+            const ojson name = fn.value("name", ojson());
+            if (!name.is_string()) bad(at + ".function.name", "a string");
+            const ojson description = fn.value("description", ojson(""));
+            if (!description.is_string()) bad(at + ".function.description", "a string");
+            const ojson parameters = fn.value("parameters", ojson::object());
+            if (!parameters.is_object()) bad(at + ".function.parameters", "a JSON Schema object");
+            const ojson strict = fn.value("strict", ojson());
+            if (!strict.is_null() && !strict.is_boolean()) bad(at + ".function.strict", "a boolean");
+            r.tools.push_back({name.get<std::string>(), description.get<std::string>(),
+                               fn.contains("parameters") ? parameters.dump() : ""});
+        }
+        try {
+            check_tools(r.tools);
+        } catch (const Error& e) {
+            throw BadRequest(e.what(), "tools");
+        }
+    }
+    if (const ojson* choice = f.get("tool_choice")) {
+        const char* what = R"("auto", "none", "required" or { type: "function", function: { name } })";
+        if (choice->is_string()) {
+            const std::string c = choice->get<std::string>();
+            if (c == "auto") r.choice = ToolChoice::Auto;
+            else if (c == "none") r.choice = ToolChoice::None;
+            else if (c == "required") r.choice = ToolChoice::Required;
+            else bad("tool_choice", what);
+        } else {
+            if (!choice->is_object() || choice->value("type", ojson()) != "function") bad("tool_choice", what);
+            const ojson fn = choice->value("function", ojson());
+            if (!fn.is_object() || !fn.value("name", ojson()).is_string()) bad("tool_choice.function", "an object { name }");
+            r.choice = ToolChoice::Named;
+            r.function = fn["name"].get<std::string>();
+            bool found = false;
+            for (const Tool& t : r.tools) found = found || t.name == r.function;
+            if (!found) bad("tool_choice.function.name", "the name of one of the tools ('" + r.function + "' is not)");
+        }
+        if (r.choice != ToolChoice::Auto && r.choice != ToolChoice::None && r.tools.empty()) {
+            bad("tool_choice", "left out, \"auto\" or \"none\" when there are no tools");
+        }
+    }
+    r.parallel = f.boolean("parallel_tool_calls");
+    return r;
+}
+
 std::string prompt(const Fields& f) {
-    const json* p = f.get("prompt");
+    const ojson* p = f.get("prompt");
     if (p && p->is_string()) return p->get<std::string>();
     if (p && p->is_array() && p->size() == 1 && (*p)[0].is_string()) return (*p)[0].get<std::string>();
     bad("prompt", "a string (or an array holding one string)");
 }
 
 std::vector<std::string> stop_strings(const Fields& f) {
-    const json* v = f.get("stop");
+    const ojson* v = f.get("stop");
     if (!v) return {};
     const std::string what =
         "a non-empty string or an array of up to " + std::to_string(kMaxStopStrings) + " non-empty strings";
-    const json list = v->is_string() ? json::array({*v}) : *v;
+    const ojson list = v->is_string() ? ojson::array({*v}) : *v;
     if (!list.is_array() || list.size() > size_t(kMaxStopStrings)) bad("stop", what);
     std::vector<std::string> out;
-    for (const json& s : list) {
+    for (const ojson& s : list) {
         if (!s.is_string() || s.get_ref<const std::string&>().empty()) bad("stop", what);
         out.push_back(s.get<std::string>());
     }
@@ -169,7 +287,7 @@ std::vector<std::string> stop_strings(const Fields& f) {
 }
 
 std::vector<LogitBias> logit_bias(const Fields& f) {
-    const json* v = f.get("logit_bias");
+    const ojson* v = f.get("logit_bias");
     if (!v) return {};
     if (!v->is_object()) bad("logit_bias", "an object mapping token ids to numbers");
     std::vector<LogitBias> out;
@@ -186,30 +304,30 @@ std::vector<LogitBias> logit_bias(const Fields& f) {
 
 // The JSON Schema text response_format asks for, if any.
 std::optional<std::string> response_format(const Fields& f) {
-    const json* format = f.get("response_format");
+    const ojson* format = f.get("response_format");
     if (!format) return std::nullopt;
     if (!format->is_object()) bad("response_format", "an object { type }");
-    const json type = format->value("type", json());
+    const ojson type = format->value("type", ojson());
     for (const auto& [key, _] : format->items()) {
         if (key != "type" && !(key == "json_schema" && type == "json_schema")) unknown("response_format." + key);
     }
     if (type == "text") return std::nullopt;
     if (type == "json_object") return std::string(kAnyJsonObject);
     if (type != "json_schema") bad("response_format.type", R"("text", "json_object" or "json_schema")");
-    const json js = format->value("json_schema", json());
+    const ojson js = format->value("json_schema", ojson());
     if (!js.is_object()) bad("response_format.json_schema", "an object { name, schema }");
     for (const auto& [key, _] : js.items()) {
         if (key != "name" && key != "description" && key != "schema" && key != "strict") {
             unknown("response_format.json_schema." + key);
         }
     }
-    const json name = js.value("name", json());
+    const ojson name = js.value("name", ojson());
     if (!name.is_string() || !is_schema_name(name.get<std::string>())) {
         bad("response_format.json_schema.name", "1-64 letters, digits, '_' or '-'");
     }
-    const json strict = js.value("strict", json());
+    const ojson strict = js.value("strict", ojson());
     if (!strict.is_null() && !strict.is_boolean()) bad("response_format.json_schema.strict", "a boolean");
-    const json schema = js.value("schema", json());
+    const ojson schema = js.value("schema", ojson());
     if (!schema.is_object()) bad("response_format.json_schema.schema", "a JSON Schema object");
     return schema.dump();
 }
@@ -217,10 +335,10 @@ std::optional<std::string> response_format(const Fields& f) {
 }  // namespace
 
 ParsedRequest parse_request(Endpoint endpoint, std::string_view body) {
-    json o;
+    ojson o;
     try {
-        o = json::parse(body);
-    } catch (const json::parse_error& e) {
+        o = ojson::parse(body);
+    } catch (const ojson::parse_error& e) {
         throw BadRequest("the body is not valid JSON (at byte " + std::to_string(e.byte) + ")", "");
     }
     if (!o.is_object()) throw BadRequest("the request must be a JSON object", "");
@@ -234,6 +352,7 @@ ParsedRequest parse_request(Endpoint endpoint, std::string_view body) {
     r.endpoint = endpoint;
     if (chat) {
         r.messages = messages(f);
+        r.tools = tool_request(f);
     } else {
         r.prompt = prompt(f);
     }
@@ -267,17 +386,21 @@ ParsedRequest parse_request(Endpoint endpoint, std::string_view body) {
     if (grammar && grammar->empty()) bad("grammar", "a non-empty GBNF string");
     const auto schema = response_format(f);
     if (schema && grammar) bad("grammar", "left out when response_format asks for JSON");
+    const bool tools_active = !r.tools.tools.empty() && r.tools.choice != ToolChoice::None;
+    if (grammar && tools_active) bad("grammar", "left out when tools may be called");
+    if (schema && tools_active) bad("response_format", "left out (or text) when tools may be called");
     g.grammar = grammar.value_or("");
     g.json_schema = schema.value_or("");
 
     r.stream = f.boolean("stream").value_or(false);
-    if (const json* so = f.get("stream_options")) {
+    if (r.stream && g.logprobs && tools_active) bad("logprobs", "left out when tools may be called in a stream");
+    if (const ojson* so = f.get("stream_options")) {
         if (!r.stream) bad("stream_options", "left out unless stream is true");
         if (!so->is_object()) bad("stream_options", "an object { include_usage }");
         for (const auto& [key, _] : so->items()) {
             if (key != "include_usage") unknown("stream_options." + key);
         }
-        const json usage = so->value("include_usage", json());
+        const ojson usage = so->value("include_usage", ojson());
         if (!usage.is_null() && !usage.is_boolean()) bad("stream_options.include_usage", "a boolean");
         r.include_usage = usage == true;
     }
@@ -295,6 +418,22 @@ ParsedRequest parse_request(Endpoint endpoint, std::string_view body) {
     if (auto v = f.number("top_k", 0, kMaxInt32, true)) s.top_k = int(*v);
     if (auto v = f.number("min_p", 0, 1)) s.min_p = float(*v);
     if (auto v = f.number("repeat_penalty", tiny, huge, false, "a number > 0")) s.repeat_penalty = float(*v);
+    return r;
+}
+
+ParsedRequest parse_template_request(std::string_view body) {
+    ojson o;
+    try {
+        o = ojson::parse(body);
+    } catch (const ojson::parse_error& e) {
+        throw BadRequest("the body is not valid JSON (at byte " + std::to_string(e.byte) + ")", "");
+    }
+    if (!o.is_object()) throw BadRequest("the request must be a JSON object", "");
+    const ojson agp = o.value("add_generation_prompt", ojson(true));
+    if (!agp.is_boolean()) bad("add_generation_prompt", "a boolean");
+    o.erase("add_generation_prompt");
+    ParsedRequest r = parse_request(Endpoint::Chat, o.dump());
+    r.add_generation_prompt = agp.get<bool>();
     return r;
 }
 

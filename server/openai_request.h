@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "smolinfer/session.h"
+#include "smolinfer/tools.h"
 
 namespace smolinfer::server {
 
@@ -32,6 +33,8 @@ private:
 struct ParsedRequest {
     Endpoint endpoint = Endpoint::Chat;
     std::vector<ChatMessage> messages;  // Chat
+    ToolRequest tools;                  // Chat: tools, tool_choice, parallel_tool_calls
+    bool add_generation_prompt = true;  // /apply-template only
     std::string prompt;                 // Completion: the raw prompt (special-token texts are parsed)
     std::optional<std::string> model;   // as sent: the responses' "model"
     bool stream = false;
@@ -45,5 +48,9 @@ struct ParsedRequest {
 // Throws BadRequest naming the first field at fault: a body that is not a
 // JSON object, an unknown field, a wrong type or a value out of range.
 ParsedRequest parse_request(Endpoint endpoint, std::string_view body);
+
+// POST /apply-template (llama-server's): a chat request whose prompt is
+// wanted, not generated; add_generation_prompt (default true) is accepted too.
+ParsedRequest parse_template_request(std::string_view body);
 
 }  // namespace smolinfer::server

@@ -149,8 +149,65 @@ std::vector<json> ResponseShaper::start() {
                                 {"finish_reason", nullptr}}}))};
 }
 
+std::string new_tool_call_id() {
+    static const char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::string id = "call_";
+    for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % (sizeof kAlphabet - 1)];
+    return id;
+}
+
+namespace {
+
+std::string_view without_leading_space(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v')) ++i;
+    return s.substr(i);
+}
+
+}  // namespace
+
+const std::string& ResponseShaper::call_id(size_t index) {
+    while (call_ids_.size() <= index) call_ids_.push_back(new_tool_call_id());
+    return call_ids_[index];
+}
+
+std::vector<json> ResponseShaper::tool_deltas(bool final) {
+    const ToolParsing& t = *meta_.tools;
+    const ToolOutput out = parse_tool_output(t.syntax, t.names, t.parallel, text_);
+    std::vector<json> deltas;
+    const auto content_delta = [&](std::string_view content) {
+        if (content.size() <= sent_content_) return;
+        deltas.push_back({{"content", valid_utf8(content.substr(sent_content_))}});
+        sent_content_ = content.size();
+    };
+    if (out.status == ToolOutput::Status::Invalid || (final && out.status == ToolOutput::Status::Incomplete)) {
+        // Not a call after all: the text is content (what was sent is its start).
+        if (final && sent_calls_ == 0) content_delta(without_leading_space(text_));
+        return deltas;
+    }
+    content_delta(out.content);
+    for (; sent_calls_ < out.closed; ++sent_calls_) {
+        const ToolCall& c = out.calls[sent_calls_];
+        deltas.push_back({{"tool_calls", json::array({{{"index", sent_calls_},
+                                                      {"id", call_id(sent_calls_)},
+                                                      {"type", "function"},
+                                                      {"function", {{"name", c.name}, {"arguments", valid_utf8(c.arguments)}}}}})}});
+    }
+    return deltas;
+}
+
 std::vector<json> ResponseShaper::event(const BatchEvent& e) {
     if (meta_.logprobs && e.logprobs) logprobs_.push_back(*e.logprobs);
+    if (meta_.tools && meta_.stream) {
+        text_ += e.text;
+        if (e.text.empty()) return {};
+        std::vector<json> out;
+        for (json& d : tool_deltas(false)) {
+            out.push_back(chunk(json::array({{{"index", 0}, {"delta", std::move(d)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}})));
+        }
+        return out;
+    }
     if (!meta_.stream) {
         text_ += e.text;
         return {};
@@ -168,13 +225,33 @@ std::vector<json> ResponseShaper::event(const BatchEvent& e) {
 }
 
 std::vector<json> ResponseShaper::finish(const GenerationStats& stats) {
-    const char* reason = finish_reason(stats.stop);
+    const char* reason = finish_reason(stats.stop);  // "tool_calls" when calls end the answer
     const bool chat = meta_.endpoint == Endpoint::Chat;
     if (!meta_.stream) {
         const json lp = meta_.logprobs ? logprobs_json(logprobs_, 0) : json(nullptr);
-        const std::string text = valid_utf8(text_);
+        std::string text = valid_utf8(text_);
+        json message = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
+        if (meta_.tools) {
+            const ToolParsing& t = *meta_.tools;
+            const ToolOutput out = parse_tool_output(t.syntax, t.names, t.parallel, text_);
+            if (out.status == ToolOutput::Status::Complete) {
+                message["content"] = valid_utf8(out.content);
+                if (!out.calls.empty()) {
+                    json calls = json::array();
+                    for (size_t i = 0; i < out.calls.size(); ++i) {
+                        calls.push_back({{"id", call_id(i)},
+                                         {"type", "function"},
+                                         {"function", {{"name", out.calls[i].name}, {"arguments", valid_utf8(out.calls[i].arguments)}}}});
+                    }
+                    message["tool_calls"] = std::move(calls);
+                    if (std::string_view(reason) == "stop") reason = "tool_calls";
+                }
+            } else {
+                message["content"] = valid_utf8(without_leading_space(text_));
+            }
+        }
         json choice = chat ? json{{"index", 0},
-                                  {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+                                  {"message", std::move(message)},
                                   {"logprobs", lp},
                                   {"finish_reason", reason}}
                            : json{{"index", 0}, {"text", text}, {"logprobs", lp}, {"finish_reason", reason}};
@@ -185,11 +262,18 @@ std::vector<json> ResponseShaper::finish(const GenerationStats& stats) {
                  {"choices", json::array({std::move(choice)})},
                  {"usage", usage(stats)}}};
     }
+    std::vector<json> out;
+    if (meta_.tools) {
+        for (json& d : tool_deltas(true)) {
+            out.push_back(chunk(json::array({{{"index", 0}, {"delta", std::move(d)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}})));
+        }
+        if (sent_calls_ > 0 && std::string_view(reason) == "stop") reason = "tool_calls";
+    }
     const json lp = meta_.logprobs && !logprobs_.empty() ? logprobs_json(logprobs_, offset_) : json(nullptr);
     logprobs_.clear();
     json last = chat ? json{{"index", 0}, {"delta", json::object()}, {"logprobs", lp}, {"finish_reason", reason}}
                      : json{{"index", 0}, {"text", ""}, {"logprobs", lp}, {"finish_reason", reason}};
-    std::vector<json> out = {chunk(json::array({std::move(last)}))};
+    out.push_back(chunk(json::array({std::move(last)})));
     if (meta_.include_usage) {
         json u = chunk(json::array());
         u["usage"] = usage(stats);

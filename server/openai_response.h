@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,12 +12,21 @@
 
 #include "openai_request.h"
 #include "smolinfer/batch.h"
+#include "smolinfer/tools.h"
 
 namespace smolinfer::server {
 
 // A token's raw bytes (Session::detokenize of that one id; may be part of
 // a UTF-8 character).
 using TokenBytes = std::function<std::string(TokenId)>;
+
+// How a chat answer is read for tool calls: the template's syntax, the
+// functions that may be called, and whether calls come in comma lists.
+struct ToolParsing {
+    ToolSyntax syntax;
+    std::vector<std::string> names;
+    bool parallel = false;
+};
 
 struct ResponseMeta {
     Endpoint endpoint = Endpoint::Chat;
@@ -26,7 +36,15 @@ struct ResponseMeta {
     bool stream = false;
     bool include_usage = false;
     bool logprobs = false;
+    // Chat with callable tools: the text is read back into content and
+    // tool_calls. A call is sent (streaming) once it is complete, in one
+    // delta; text that ends inside a call, or that no call can be, is
+    // content (llama-server returns a cut-off call, or HTTP 500).
+    std::optional<ToolParsing> tools;
 };
+
+// "call_" and 24 random letters and digits.
+std::string new_tool_call_id();
 
 // "chatcmpl-" or "cmpl-" and 24 random hex digits.
 std::string new_response_id(Endpoint endpoint);
@@ -55,12 +73,18 @@ private:
     nlohmann::json chunk(nlohmann::json choices) const;
     nlohmann::json logprobs_json(const std::vector<TokenLogprobs>& list, size_t offset) const;
     nlohmann::json top_logprob(TokenId id, float logprob) const;
+    // Streaming with tools: the deltas the text so far adds (final: the last parse).
+    std::vector<nlohmann::json> tool_deltas(bool final);
+    const std::string& call_id(size_t index);
 
     ResponseMeta meta_;
     TokenBytes bytes_;
     std::string text_;                     // everything so far (not streaming)
     std::vector<TokenLogprobs> logprobs_;  // not streaming: all; streaming: those not yet sent
     size_t offset_ = 0;                    // completions' text_offset: UTF-16 units sent so far
+    size_t sent_content_ = 0;              // tools: bytes of content streamed
+    size_t sent_calls_ = 0;                // tools: calls streamed
+    std::vector<std::string> call_ids_;
 };
 
 // "data: {json}\n\n"; the stream ends with sse_done().

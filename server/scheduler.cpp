@@ -172,7 +172,7 @@ void Scheduler::admit(Waiting w) {
     if (w.ticket->cancelled()) return;
     try {
         const std::vector<TokenId> prompt =
-            w.job.messages ? session_.tokenize_chat(*w.job.messages) : session_.tokenize(w.job.prompt);
+            w.job.messages ? session_.tokenize_chat(*w.job.messages, true, w.job.tools) : session_.tokenize(w.job.prompt);
         GenerateOptions options = w.job.options;
         // Until the context is full: the generation stops there by itself.
         if (!w.job.max_tokens_given) options.max_tokens = context_;

@@ -26,6 +26,7 @@ namespace smolinfer::server {
 // What a job generates from: a conversation (chat template) or raw text.
 struct Job {
     std::optional<std::vector<ChatMessage>> messages;
+    std::vector<Tool> tools;  // described by the chat template
     std::string prompt;  // when no messages
     GenerateOptions options;
     bool max_tokens_given = true;  // false: generate until the context is full

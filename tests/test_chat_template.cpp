@@ -243,7 +243,7 @@ TEST(ChatTemplateRender, MultiTurnWithAssistantMessages) {
 
 TEST(ChatTemplateRender, UnknownRoleAndEmptyConversationThrow) {
     const auto t = ChatTemplate::from_template(kSmolLM2Template, nullptr);
-    EXPECT_THROW(t.render({{"user", "Hi"}, {"tool", "42"}}, true), Error);
+    EXPECT_THROW(t.render({{"user", "Hi"}, {"function", "42"}}, true), Error);
     EXPECT_THROW(t.render({{"User", "Hi"}}, true), Error);  // roles are case-sensitive
     EXPECT_THROW(t.render({}, true), Error);
     EXPECT_THROW(t.render({}, false), Error);

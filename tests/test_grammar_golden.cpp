@@ -212,5 +212,37 @@ TEST_F(GrammarGolden, CompleteGrammarWithIgnoreEosStops) {
     EXPECT_EQ(st.stop, StopReason::GrammarExhausted);
 }
 
+// A lazy grammar (grammar_triggers, llama.cpp's lazy grammars): the output
+// is free, the same as unconstrained, until the trigger appears; from the
+// trigger's start on it follows the grammar.
+TEST_F(GrammarGolden, LazyGrammarConstrainsFromItsTrigger) {
+    Session& s = session();
+    const auto prompt = s.tokenize("<|im_start|>user\nTell me about the sea.<|im_end|>\n<|im_start|>assistant\n");
+    const GenerationStats free = s.generate(prompt, greedy(24, ""), nullptr);
+    ASSERT_GE(free.tokens.size(), 6u);
+    // The trigger: the text of free tokens 3..4, which starts at a token boundary.
+    const std::string before = s.detokenize(std::span(free.tokens).first(3));
+    const std::string trigger = s.detokenize(std::span(free.tokens).subspan(3, 2));
+    ASSERT_EQ(s.detokenize(free.tokens).find(trigger), before.size()) << trigger;
+    std::string literal;
+    for (char c : trigger) {
+        if (c == '"' || c == '\\') literal += '\\';
+        literal += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    GenerateOptions lazy = greedy(24, "root ::= \"" + literal + "\" \" zzz\" [.]{3}");
+    lazy.grammar_triggers = {trigger};
+    const GenerationStats st = s.generate(prompt, lazy, nullptr);
+    EXPECT_EQ(s.detokenize(st.tokens), before + trigger + " zzz...");
+    // Complete: end of generation is allowed, and nothing else.
+    EXPECT_TRUE(st.stop == StopReason::EndOfGeneration || st.stop == StopReason::GrammarExhausted);
+
+    GenerateOptions never = greedy(24, "root ::= \"x\"");
+    never.grammar_triggers = {"\x01never"};
+    EXPECT_EQ(s.detokenize(s.generate(prompt, never, nullptr).tokens), s.detokenize(free.tokens));
+    GenerateOptions no_grammar = greedy(4, "");
+    no_grammar.grammar_triggers = {"a"};
+    EXPECT_THROW(s.generate(prompt, no_grammar, nullptr), Error);
+}
+
 }  // namespace
 }  // namespace smolinfer

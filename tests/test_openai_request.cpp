@@ -75,11 +75,11 @@ TEST(OpenAIRequest, MapsEveryField) {
     EXPECT_FLOAT_EQ(s.presence_penalty, -1.0f);
     ASSERT_EQ(s.logit_bias.size(), 2u);
     EXPECT_EQ(chat(R"("logit_bias":{"2147483647":1})").options.sampling.logit_bias[0].token, 2147483647);
-    // nlohmann's objects iterate in key order.
-    EXPECT_EQ(s.logit_bias[0].token, 0);
-    EXPECT_FLOAT_EQ(s.logit_bias[0].bias, 2.5f);
-    EXPECT_EQ(s.logit_bias[1].token, 15);
-    EXPECT_FLOAT_EQ(s.logit_bias[1].bias, -100.0f);
+    // In the body's order.
+    EXPECT_EQ(s.logit_bias[0].token, 15);
+    EXPECT_FLOAT_EQ(s.logit_bias[0].bias, -100.0f);
+    EXPECT_EQ(s.logit_bias[1].token, 0);
+    EXPECT_FLOAT_EQ(s.logit_bias[1].bias, 2.5f);
     EXPECT_EQ(s.top_k, 5);
     EXPECT_FLOAT_EQ(s.min_p, 0.1f);
     EXPECT_FLOAT_EQ(s.repeat_penalty, 1.1f);
@@ -113,7 +113,9 @@ TEST(OpenAIRequest, ResponseFormat) {
     EXPECT_EQ(chat(R"("response_format":{"type":"json_object"})").options.json_schema, R"({"type":"object"})");
     const auto r = chat(R"("response_format":{"type":"json_schema","json_schema":{"name":"p","strict":true,)"
                         R"("schema":{"type":"object","properties":{"a":{"type":"integer"}}}}})");
-    EXPECT_EQ(r.options.json_schema, R"({"properties":{"a":{"type":"integer"}},"type":"object"})");
+    // The client's key order, as llama-server keeps it (and the browser API):
+    // a schema's properties are generated in that order.
+    EXPECT_EQ(r.options.json_schema, R"({"type":"object","properties":{"a":{"type":"integer"}}})");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"xml"})").param(), "response_format.type");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_object","json_schema":{}})").param(), "response_format.json_schema");
     EXPECT_EQ(chat_error(R"("response_format":{"type":"json_schema","json_schema":{"name":"bad name","schema":{}}})").param(),
@@ -209,12 +211,92 @@ TEST(OpenAIRequest, MessageErrors) {
     EXPECT_EQ(bad("[]"), "messages");
     EXPECT_EQ(bad("{}"), "messages");
     EXPECT_EQ(bad("[1]"), "messages[0]");
-    EXPECT_EQ(bad(R"([{"role":"tool","content":"x"}])"), "messages[0].role");
+    EXPECT_EQ(bad(R"([{"role":"function","content":"x"}])"), "messages[0].role");
+    EXPECT_EQ(bad(R"([{"role":"tool","content":"x"}])"), "messages[0].tool_call_id");
+    EXPECT_EQ(bad(R"([{"role":"user","content":null}])"), "messages[0].content");
+    EXPECT_EQ(bad(R"([{"role":"assistant","content":null}])"), "messages[0].content");
+    EXPECT_EQ(bad(R"([{"role":"user","content":"x","tool_calls":[]}])"), "messages[0].tool_calls");
+    EXPECT_EQ(bad(R"([{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"arguments":"{}"}}]}])"),
+              "messages[0].tool_calls[0].function");
     EXPECT_EQ(bad(R"([{"role":"user","content":3}])"), "messages[0].content");
     EXPECT_EQ(bad(R"([{"role":"user","content":"x","name":"n"}])"), "messages[0].name");
     EXPECT_EQ(bad(R"([{"role":"user","content":"x"},{"role":"user","content":[{"type":"image_url","image_url":{}}]}])"),
               "messages[1].content[0]");
     EXPECT_EQ(error_of(Endpoint::Chat, R"({"max_tokens":1})").param(), "messages");
+}
+
+// ---------------------------------------------------------------- tools
+
+constexpr const char* kAdd =
+    R"({"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}},"required":["a","b"]}}})";
+
+TEST(OpenAIRequestTools, ToolsChoiceAndToolMessages) {
+    const auto r = parse_request(Endpoint::Chat, std::string(R"({"messages":[{"role":"user","content":"2+3?"},)") +
+                                                     R"({"role":"assistant","content":null,"tool_calls":[)" +
+                                                     R"({"id":"c1","type":"function","function":{"name":"add","arguments":{"b":3,"a":2}}}]},)" +
+                                                     R"({"role":"tool","tool_call_id":"c1","name":"add","content":"5"}],)" +
+                                                     R"("tools":[)" + kAdd + R"(],"tool_choice":"required","parallel_tool_calls":false})");
+    ASSERT_EQ(r.messages.size(), 3u);
+    ASSERT_EQ(r.messages[1].tool_calls.size(), 1u);
+    EXPECT_EQ(r.messages[1].content, "");
+    EXPECT_EQ(r.messages[1].tool_calls[0].id, "c1");
+    // An object is sent on as compact JSON in the client's key order, as llama.cpp does.
+    EXPECT_EQ(r.messages[1].tool_calls[0].arguments, R"({"b":3,"a":2})");
+    EXPECT_EQ(r.messages[2].tool_call_id, "c1");
+    EXPECT_EQ(r.messages[2].name, "add");
+    ASSERT_EQ(r.tools.tools.size(), 1u);
+    EXPECT_EQ(r.tools.tools[0].name, "add");
+    EXPECT_EQ(r.tools.tools[0].description, "");
+    EXPECT_EQ(r.tools.tools[0].parameters,
+              R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}},"required":["a","b"]})");
+    EXPECT_EQ(r.tools.choice, smolinfer::ToolChoice::Required);
+    EXPECT_EQ(r.tools.parallel, false);
+
+    const auto named = chat(std::string(R"("tools":[)") + kAdd + R"(],"tool_choice":{"type":"function","function":{"name":"add"}})");
+    EXPECT_EQ(named.tools.choice, smolinfer::ToolChoice::Named);
+    EXPECT_EQ(named.tools.function, "add");
+    EXPECT_EQ(chat(std::string(R"("tools":[)") + kAdd + "]").tools.choice, smolinfer::ToolChoice::Auto);
+    EXPECT_FALSE(chat(std::string(R"("tools":[)") + kAdd + "]").tools.parallel.has_value());
+}
+
+// A bad tool is a 400 whose message names the tool.
+TEST(OpenAIRequestTools, BadToolsNameTheTool) {
+    const auto message = [](const std::string& fields) {
+        const BadRequest e = chat_error(fields);
+        EXPECT_EQ(e.param(), "tools") << fields;
+        return std::string(e.what());
+    };
+    const std::string dup = std::string(R"("tools":[)") + kAdd + "," + kAdd + "]";
+    EXPECT_NE(message(dup).find("tool 'add' is defined twice"), std::string::npos) << message(dup);
+    const std::string refused =
+        R"("tools":[{"type":"function","function":{"name":"weird","parameters":{"type":"object","properties":{"x":{"not":{"type":"string"}}}}}}])";
+    EXPECT_NE(message(refused).find("tool 'weird'"), std::string::npos) << message(refused);
+    EXPECT_NE(message(refused).find("'not'"), std::string::npos) << message(refused);
+    const std::string badname = R"("tools":[{"type":"function","function":{"name":"a b"}}])";
+    EXPECT_NE(message(badname).find("tool 'a b'"), std::string::npos) << message(badname);
+}
+
+TEST(OpenAIRequestTools, ChoiceErrors) {
+    const std::string tools = std::string(R"("tools":[)") + kAdd + "]";
+    EXPECT_EQ(chat_error(tools + R"(,"tool_choice":"bogus")").param(), "tool_choice");
+    EXPECT_EQ(chat_error(tools + R"(,"tool_choice":{"type":"function","function":{"name":"sub"}})").param(),
+              "tool_choice.function.name");
+    EXPECT_EQ(chat_error(R"("tool_choice":"required")").param(), "tool_choice");
+    EXPECT_EQ(chat_error(tools + R"(,"grammar":"root ::= \"x\"")").param(), "grammar");
+    EXPECT_EQ(chat_error(tools + R"(,"response_format":{"type":"json_object"})").param(), "response_format");
+    EXPECT_EQ(chat_error(tools + R"(,"stream":true,"logprobs":true)").param(), "logprobs");
+    // With tool_choice none, tools are only described: a grammar is fine.
+    EXPECT_NO_THROW(chat(tools + R"(,"tool_choice":"none","grammar":"root ::= \"x\"")"));
+    EXPECT_EQ(chat_error(R"("tools":{})").param(), "tools");
+    EXPECT_EQ(chat_error(R"("tools":[{"type":"function","function":{"name":"f","parameters":[]}}])").param(),
+              "tools[0].function.parameters");
+}
+
+TEST(OpenAIRequestTools, ApplyTemplateTakesAddGenerationPrompt) {
+    using smolinfer::server::parse_template_request;
+    EXPECT_TRUE(parse_template_request(std::string("{") + kUser + "}").add_generation_prompt);
+    EXPECT_FALSE(parse_template_request(std::string("{") + kUser + R"(,"add_generation_prompt":false})").add_generation_prompt);
+    EXPECT_THROW(parse_template_request(std::string("{") + kUser + R"(,"add_generation_prompt":1})"), BadRequest);
 }
 
 }  // namespace

@@ -165,4 +165,101 @@ TEST(OpenAIResponse, SseAndErrors) {
     EXPECT_EQ(dump(json("\xFF")), "\"\xEF\xBF\xBD\"");
 }
 
+// ---------------------------------------------------------------- tool calls
+
+ResponseMeta tool_meta(bool stream) {
+    ResponseMeta m = meta(Endpoint::Chat, stream);
+    ToolParsing t;
+    t.syntax.kind = ToolSyntax::Kind::Json;
+    t.syntax.call_start = "<tool_call>\n";
+    t.syntax.call_end = "</tool_call>";
+    t.names = {"get_weather", "add"};
+    t.parallel = true;
+    m.tools = t;
+    return m;
+}
+
+// What a chat answer made of these pieces gives, shaped whole and streamed:
+// {message, finish_reason} and, from the stream, {content, calls, finish_reason}.
+struct Shaped {
+    json message;
+    std::string finish;
+    std::string streamed_content;
+    json streamed_calls = json::array();
+    std::string streamed_finish;
+};
+
+Shaped shape(const std::vector<std::string>& pieces, StopReason stop) {
+    Shaped r;
+    ResponseShaper whole(tool_meta(false), fake_bytes);
+    ResponseShaper stream(tool_meta(true), fake_bytes);
+    std::vector<json> chunks = stream.start();
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        whole.event(token(TokenId(i), pieces[i]));
+        for (auto& c : stream.event(token(TokenId(i), pieces[i]))) chunks.push_back(c);
+    }
+    const json done = whole.finish(stats(stop, 5, int(pieces.size()))).front();
+    r.message = done["choices"][0]["message"];
+    r.finish = done["choices"][0]["finish_reason"];
+    for (auto& c : stream.finish(stats(stop, 5, int(pieces.size())))) chunks.push_back(c);
+    for (const json& c : chunks) {
+        const json& choice = c["choices"][0];
+        const json& d = choice["delta"];
+        if (d.contains("content") && d["content"].is_string()) r.streamed_content += d["content"].get<std::string>();
+        if (d.contains("tool_calls")) {
+            for (const json& tc : d["tool_calls"]) {
+                EXPECT_EQ(tc["index"].get<size_t>(), r.streamed_calls.size());
+                r.streamed_calls.push_back({{"id", tc["id"]}, {"type", tc["type"]}, {"function", tc["function"]}});
+            }
+        }
+        if (choice["finish_reason"].is_string()) r.streamed_finish = choice["finish_reason"];
+    }
+    return r;
+}
+
+TEST(OpenAIResponseTools, CallsAfterTextWholeAndStreamedAlike) {
+    const auto r = shape({"Let", " me", " check", ".\n", "<tool_call>", "\n", "{\"name\": \"get_weather\", ",
+                          "\"arguments\": {\"location\": \"Par", "is\"}}", "\n</tool_call>", "\n<tool_call>\n",
+                          "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>"},
+                         StopReason::EndOfGeneration);
+    EXPECT_EQ(r.finish, "tool_calls");
+    EXPECT_EQ(r.message["content"], "Let me check.\n");
+    ASSERT_EQ(r.message["tool_calls"].size(), 2u);
+    EXPECT_EQ(r.message["tool_calls"][0]["function"], json::parse(R"({"name":"get_weather","arguments":"{\"location\": \"Paris\"}"})"));
+    EXPECT_EQ(r.message["tool_calls"][1]["function"], json::parse(R"({"name":"add","arguments":"{\"a\": 1, \"b\": 2}"})"));
+    EXPECT_EQ(r.message["tool_calls"][0]["type"], "function");
+    EXPECT_EQ(r.message["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0), 0u);
+    EXPECT_EQ(r.streamed_finish, "tool_calls");
+    EXPECT_EQ(r.streamed_content, "Let me check.\n");
+    ASSERT_EQ(r.streamed_calls.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(r.streamed_calls[i]["function"], r.message["tool_calls"][i]["function"]);
+}
+
+// llama-server returns a call cut off by max_tokens (arguments "{\"location\": \"Par")
+// as a tool call: here it stays text.
+TEST(OpenAIResponseTools, CallCutOffByMaxTokensStaysContent) {
+    const auto r = shape({"Hi ", "<tool_call>\n", "{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Par"},
+                         StopReason::MaxTokens);
+    EXPECT_EQ(r.finish, "length");
+    EXPECT_FALSE(r.message.contains("tool_calls"));
+    EXPECT_EQ(r.message["content"], "Hi <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Par");
+    EXPECT_EQ(r.streamed_content, r.message["content"]);
+    EXPECT_TRUE(r.streamed_calls.empty());
+    EXPECT_EQ(r.streamed_finish, "length");
+}
+
+// Text no call can be (llama-server: HTTP 500, the text lost) is content.
+TEST(OpenAIResponseTools, OutputThatIsNoCallIsContent) {
+    const auto r = shape({"  Use ", "<tool_call>\n{\"name\": \"sub\"}", " here"}, StopReason::EndOfGeneration);
+    EXPECT_EQ(r.finish, "stop");
+    EXPECT_FALSE(r.message.contains("tool_calls"));
+    EXPECT_EQ(r.message["content"], "Use <tool_call>\n{\"name\": \"sub\"} here");
+    EXPECT_EQ(r.streamed_content, r.message["content"]);
+    EXPECT_EQ(r.streamed_finish, "stop");
+    // Plain answers keep their text (leading whitespace dropped, as llama-server does with tools).
+    const auto plain = shape({"\n Hello", " there <tool", "s>"}, StopReason::EndOfGeneration);
+    EXPECT_EQ(plain.message["content"], "Hello there <tools>");
+    EXPECT_EQ(plain.streamed_content, "Hello there <tools>");
+}
+
 }  // namespace

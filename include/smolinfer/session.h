@@ -69,6 +69,9 @@ struct SessionOptions {
     // whose cell order flash attention follows. (node-llama-cpp runs
     // sliding-window models with n_ubatch = its batch size + 1.)
     int reference_ubatch = 512;
+    // A chat template used instead of the file's (llama-server's
+    // --chat-template-file); it also replaces a tool_use variant.
+    std::optional<std::string> chat_template;
 };
 
 struct ModelInfo {
@@ -97,9 +100,29 @@ struct ModelInfo {
     bool encoder = false;
 };
 
+// A function call the assistant made (OpenAI's tool_calls[i]): `arguments`
+// is JSON text.
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;
+};
+
 struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
+    std::string role;  // "system", "user", "assistant" or "tool"
     std::string content;
+    // Defaulted so that {role, content} stays a complete initializer.
+    std::vector<ToolCall> tool_calls = {};  // assistant
+    std::string tool_call_id = {};          // tool: the call this answers
+    std::string name = {};                  // tool: the function's name
+};
+
+// A function the model may call (OpenAI's tools[i].function): `parameters`
+// is its JSON Schema as JSON text ("" = {}).
+struct Tool {
+    std::string name;
+    std::string description;
+    std::string parameters;
 };
 
 struct GenerateOptions {
@@ -122,6 +145,10 @@ struct GenerateOptions {
     // llama.cpp's json-schema-to-grammar does; "": none. An unsupported
     // keyword makes start()/generate() throw, naming it. Not with `grammar`.
     std::string json_schema;
+    // Lazy grammar (llama.cpp's grammar triggers): with any, `grammar` does
+    // not constrain until one of these strings appears in the output; it
+    // then constrains from that string's start on (the text before is free).
+    std::vector<std::string> grammar_triggers;
 };
 
 // One step of streamed output. `text` is whole UTF-8 characters only: bytes
@@ -231,6 +258,18 @@ public:
     // The conversation in the model's chat format, ready for generate().
     // Throws smolinfer::Error when the file has no chat template (a base model).
     std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+    // With tools the template describes them (when it knows how; SmolLM2's
+    // does not and ignores them, as llama.cpp's rendering does). A file's
+    // tokenizer.chat_template.tool_use is used when `tools` is non-empty.
+    std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       const std::vector<Tool>& tools) const;
+    // The same prompt as text (llama-server's /apply-template): the BOS text
+    // the tokenizer adds anyway is left out.
+    std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                            const std::vector<Tool>& tools) const;
+    // How the chat template used for a request with (or without) tools
+    // writes tool calls (smolinfer/tools.h; a model without a template: none).
+    const struct ToolSyntax& tool_syntax(bool with_tools) const;
     // special: render control tokens as their text.
     std::string detokenize(std::span<const TokenId> ids, bool special = false) const;
     bool is_end_of_generation(TokenId id) const;

@@ -50,6 +50,13 @@ GenerationSteps::GenerationSteps(Session::Impl& s, std::span<const TokenId> prom
     const std::string gbnf =
         options.json_schema.empty() ? options.grammar : grammar::json_schema_to_gbnf(options.json_schema);
     if (!gbnf.empty()) grammar_ = std::make_unique<grammar::Matcher>(grammar::parse_grammar(gbnf), grammar_tokens(s));
+    if (!options.grammar_triggers.empty()) {
+        if (!grammar_) throw Error("bad option: grammar triggers need a grammar");
+        for (const std::string& t : options.grammar_triggers) {
+            if (t.empty()) throw Error("bad option: a grammar trigger is empty");
+        }
+        awaiting_trigger_ = true;
+    }
     stats_.prompt_tokens = int(prompt.size());
     stats_.stop = StopReason::MaxTokens;
     for (const TokenId t : prompt) sampler_.accept(t);
@@ -93,13 +100,36 @@ void GenerationSteps::cancel() {
     stats_.stop = StopReason::Stopped;
 }
 
+// As llama.cpp's lazy grammar: the pieces are collected until a trigger
+// occurs in them; the grammar then takes the text from the trigger's start
+// (the token that straddles it contributes its tail only).
+void GenerationSteps::advance_grammar(TokenId tok) {
+    if (!awaiting_trigger_) {
+        grammar_->accept(tok);
+        return;
+    }
+    before_trigger_ += grammar_->tokens().pieces[size_t(tok)];
+    size_t first = std::string::npos;
+    for (const std::string& t : options_.grammar_triggers) first = std::min(first, before_trigger_.find(t));
+    if (first == std::string::npos) return;
+    awaiting_trigger_ = false;
+    try {
+        grammar_->accept_text(std::string_view(before_trigger_).substr(first));
+    } catch (const Error&) {
+        // The trigger's token ran past what the grammar allows: nothing
+        // can follow under it, so the output is left free.
+        grammar_.reset();
+    }
+    before_trigger_.clear();
+}
+
 std::optional<TokenEvent> GenerationSteps::next(std::span<const float> logits, bool room, bool stop_requested) {
     to_evaluate_.reset();
     if (done_) return std::nullopt;
     if (stop_requested) return finish(StopReason::Stopped);
     if (stats_.generated_tokens == options_.max_tokens) return finish(StopReason::MaxTokens);
     std::span<const uint64_t> allowed;
-    if (grammar_) {
+    if (grammar_ && !awaiting_trigger_) {
         // With ignore_eos a complete grammar leaves nothing to generate.
         allowed = grammar_->allowed(!options_.ignore_eos);
         if (!grammar_->any_allowed()) return finish(StopReason::GrammarExhausted);
@@ -109,7 +139,7 @@ std::optional<TokenEvent> GenerationSteps::next(std::span<const float> logits, b
         if (options_.logprobs) stats_.logprobs.pop_back();  // not a generated token
         return finish(StopReason::EndOfGeneration);
     }
-    if (grammar_) grammar_->accept(tok);
+    if (grammar_) advance_grammar(tok);
     const TokenLogprobs* lp = options_.logprobs ? &stats_.logprobs.back() : nullptr;
     sampler_.accept(tok);
     stats_.tokens.push_back(tok);

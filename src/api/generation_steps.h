@@ -45,6 +45,7 @@ private:
     std::string flush(StopReason why);
     std::optional<TokenEvent> finish(StopReason why);
     TokenId sample(std::span<const float> logits, std::span<const uint64_t> allowed);
+    void advance_grammar(TokenId tok);
 
     const text::Vocab& vocab_;
     GenerateOptions options_;
@@ -52,6 +53,9 @@ private:
     text::StreamDecoder decoder_;
     text::StopStrings stops_;
     std::unique_ptr<grammar::Matcher> grammar_;  // null: unconstrained
+    // Lazy grammar: the output's pieces while no trigger has appeared yet.
+    bool awaiting_trigger_ = false;
+    std::string before_trigger_;
     GenerationStats stats_;
     std::string piece_;  // the text of the last event
     std::optional<TokenId> to_evaluate_;

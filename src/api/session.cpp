@@ -79,8 +79,11 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     text::ChatTokens chat_tokens;
     if (vocab.bos()) chat_tokens.bos = vocab.text(*vocab.bos());
     if (vocab.eos()) chat_tokens.eos = vocab.text(*vocab.eos());
-    chat = text::ChatTemplate::from_template(m->file().metadata().get_string("tokenizer.chat_template"), &chat_warning,
-                                             chat_tokens);
+    const auto& md = m->file().metadata();
+    chat = o.chat_template
+               ? text::ChatTemplate::from_template(std::string_view(*o.chat_template), &chat_warning, chat_tokens)
+               : text::ChatTemplate::from_template(md.get_string("tokenizer.chat_template"), &chat_warning, chat_tokens,
+                                                   md.get_string("tokenizer.chat_template.tool_use"));
     const model::LlamaConfig& c = m->config();
     if (vocab.size() != size_t(c.n_vocab)) {
         throw Error("the vocabulary has " + std::to_string(vocab.size()) + " tokens but token_embd.weight has " +
@@ -190,27 +193,63 @@ std::vector<TokenId> Session::tokenize(std::string_view text, bool add_special, 
 }
 
 std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-    if (impl_->model->config().encoder) refuse_encoder(impl_->model->config());
+    return tokenize_chat(messages, add_generation_prompt, {});
+}
+
+namespace {
+
+std::vector<text::ChatMessage> text_messages(const std::vector<ChatMessage>& messages) {
+    std::vector<text::ChatMessage> out;
+    out.reserve(messages.size());
+    for (const auto& msg : messages) {
+        text::ChatMessage t{msg.role, msg.content};
+        for (const ToolCall& c : msg.tool_calls) t.tool_calls.push_back({c.id, c.name, c.arguments});
+        t.tool_call_id = msg.tool_call_id;
+        t.name = msg.name;
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<text::PromptPiece> Session::Impl::chat_pieces(const std::vector<ChatMessage>& messages,
+                                                          bool add_generation_prompt,
+                                                          const std::vector<Tool>& tools) const {
+    if (model->config().encoder) refuse_encoder(model->config());
     // A base model (Gemma 3 270M, ...) was never taught a chat format:
     // guessing one (llama.cpp takes ChatML) gives answers that look broken.
-    if (!impl_->chat.present()) {
+    if (!chat.present()) {
         throw Error("the model has no chat template (tokenizer.chat_template): it is a base model, not a chat "
                     "model; give it text to continue instead of chat messages");
     }
-    std::vector<text::ChatMessage> m;
-    m.reserve(messages.size());
-    for (const auto& msg : messages) m.push_back({msg.role, msg.content});
-    std::vector<text::PromptPiece> pieces = impl_->chat.render(m, add_generation_prompt);
+    std::vector<text::ChatTool> t;
+    t.reserve(tools.size());
+    for (const Tool& tool : tools) t.push_back({tool.name, tool.description, tool.parameters});
+    std::vector<text::PromptPiece> pieces = chat.render(text_messages(messages), add_generation_prompt, std::time(nullptr), t);
     // Templates that write bos_token themselves (Llama 3, Llama 2, ...) would
     // get a second BOS from the tokenizer: as llama.cpp does, the rendered
     // BOS text is dropped when the vocabulary adds BOS anyway.
-    const text::Vocab& v = impl_->vocab;
-    if (v.add_bos() && v.bos() && !pieces.empty() && pieces.front().parse_special) {
-        const std::string& bos = v.text(*v.bos());
+    if (vocab.add_bos() && vocab.bos() && !pieces.empty() && pieces.front().parse_special) {
+        const std::string& bos = vocab.text(*vocab.bos());
         std::string& first = pieces.front().text;
         if (!bos.empty() && first.compare(0, bos.size(), bos) == 0) first.erase(0, bos.size());
     }
-    return impl_->tokenizer->encode_pieces(pieces, true);
+    return pieces;
+}
+
+std::vector<TokenId> Session::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                            const std::vector<Tool>& tools) const {
+    return impl_->tokenizer->encode_pieces(impl_->chat_pieces(messages, add_generation_prompt, tools), true);
+}
+
+const ToolSyntax& Session::tool_syntax(bool with_tools) const { return impl_->chat.tool_syntax(with_tools); }
+
+std::string Session::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 const std::vector<Tool>& tools) const {
+    std::string out;
+    for (const auto& p : impl_->chat_pieces(messages, add_generation_prompt, tools)) out += p.text;
+    return out;
 }
 
 std::string Session::detokenize(std::span<const TokenId> ids, bool special) const {

@@ -30,6 +30,10 @@ struct Session::Impl {
     std::unique_ptr<text::Tokenizer> tokenizer;
     text::ChatTemplate chat;
     std::string chat_warning;
+    // The conversation rendered by the chat template (BOS text dropped where
+    // the tokenizer adds BOS); throws for a base model.
+    std::vector<text::PromptPiece> chat_pieces(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                               const std::vector<Tool>& tools) const;
     runtime::ThreadPool pool;
     model::Forward forward;
     model::KvCache cache;

@@ -55,6 +55,11 @@ public:
 
     // The grammar: every rule, sorted by name, one per line.
     std::string run();
+    // The same with the schema's own rule called `name` (nested rules are
+    // named after it), for grammars that embed several schemas; `top` gets
+    // the rule that matches the schema (a fixed rule like "string" when
+    // the schema is only a type).
+    std::string run(const std::string& name, std::string* top = nullptr);
 
 private:
     const Json& root_;

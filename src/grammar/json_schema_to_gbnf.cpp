@@ -77,8 +77,11 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
     return out;
 }
 
-std::string Converter::run() {
-    visit(root_, "", "");
+std::string Converter::run() { return run(""); }
+
+std::string Converter::run(const std::string& name, std::string* top) {
+    const std::string rule = visit(root_, name, "");
+    if (top) *top = rule;
     std::string out;
     for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
     return out;
@@ -262,6 +265,16 @@ std::string json_schema_to_gbnf(std::string_view schema_json) {
         throw Error("json schema: invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
     }
     return detail::Converter(schema).run();
+}
+
+std::string json_schema_rules(std::string_view schema_json, const std::string& name, std::string* top) {
+    detail::Json schema;
+    try {
+        schema = detail::Json::parse(schema_json.begin(), schema_json.end());
+    } catch (const detail::Json::parse_error& e) {
+        throw Error("json schema: invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    }
+    return detail::Converter(schema).run(name, top);
 }
 
 std::string json_object_grammar() { return json_schema_to_gbnf("{}"); }

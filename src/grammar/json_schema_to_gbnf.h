@@ -28,6 +28,12 @@ namespace smolinfer::grammar {
 // schema accepts (with llama.cpp's whitespace rule between tokens).
 std::string json_schema_to_gbnf(std::string_view schema_json);
 
+// The rules of the same grammar with the schema's own rule named `name`
+// instead of "root" (llama.cpp's add_schema(name, schema), as its tool-call
+// grammars use it: "tool-<function>-schema"); `top` gets the rule that
+// matches the schema (a fixed rule such as "string" for a bare type).
+std::string json_schema_rules(std::string_view schema_json, const std::string& name, std::string* top);
+
 // Any JSON object: what OpenAI's response_format {type: "json_object"} asks
 // for. The same text llama.cpp's server uses for it (the schema {}).
 std::string json_object_grammar();

@@ -98,13 +98,21 @@ void Matcher::accept(int32_t token) {
         throw Error("grammar: token id " + std::to_string(token) + " is outside the vocabulary");
     }
     const std::string& piece = tokens_->pieces[size_t(token)];
-    auto refuse = [&]() {
-        throw Error("grammar: token " + std::to_string(token) + " (\"" + piece + "\") is not allowed here");
-    };
     if (tokens_->end_of_generation[size_t(token)]) {
-        if (!complete()) refuse();
+        if (!complete()) {
+            throw Error("grammar: token " + std::to_string(token) + " (\"" + piece + "\") is not allowed here");
+        }
         return;
     }
+    accept_piece(piece, "token " + std::to_string(token));
+}
+
+void Matcher::accept_text(std::string_view text) { accept_piece(text, "text"); }
+
+void Matcher::accept_piece(std::string_view piece, const std::string& what) {
+    auto refuse = [&]() {
+        throw Error("grammar: " + what + " (\"" + std::string(piece) + "\") is not allowed here");
+    };
     if (piece.empty()) refuse();
     Utf8State s;
     s.value = partial_value_;

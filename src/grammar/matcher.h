@@ -47,11 +47,16 @@ public:
     // Advances by a token. Throws smolinfer::Error when the grammar does not
     // allow it. An end-of-generation token leaves the state as it is.
     void accept(int32_t token);
+    // Advances by bytes as if they were one token's piece (a lazy grammar
+    // takes the text from its trigger on this way).
+    void accept_text(std::string_view text);
+    const TokenTable& tokens() const { return *tokens_; }
 
     // Whether the text so far is a whole sentence of the grammar.
     bool complete() const { return graph_.complete(set_); }
 
 private:
+    void accept_piece(std::string_view piece, const std::string& what);
     void walk(uint32_t node, SetId set, Utf8State state, uint64_t* bits);
     const std::vector<uint64_t>& mask_for_state();
 

@@ -3,8 +3,11 @@
 #include <ctime>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "smolinfer/error.h"
 #include "text/jinja/errors.h"
+#include "text/jinja/json_value.h"
 #include "text/jinja/template.h"
 
 namespace smolinfer::text {
@@ -56,9 +59,9 @@ void check_roles(const std::vector<ChatMessage>& messages) {
     if (messages.empty()) throw Error("chat: no messages");
     for (size_t i = 0; i < messages.size(); ++i) {
         const std::string& role = messages[i].role;
-        if (role != "system" && role != "user" && role != "assistant") {
+        if (role != "system" && role != "user" && role != "assistant" && role != "tool") {
             throw Error("chat: message " + std::to_string(i) + " has role '" + role +
-                        "' (expected system, user or assistant)");
+                        "' (expected system, user, assistant or tool)");
         }
     }
 }
@@ -77,7 +80,7 @@ std::string format_utc(std::time_t now, const char* format) {
 }  // namespace
 
 ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source, std::string* warning,
-                                         const ChatTokens& tokens) {
+                                         const ChatTokens& tokens, std::optional<std::string_view> tool_use) {
     ChatTemplate t;
     t.tokens_ = tokens;
     t.present_ = source.has_value();
@@ -99,6 +102,18 @@ ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source,
     } else if (t.program_) {
         t.name_ = "jinja";
     }
+    if (t.program_) t.syntax_ = t.analyse(*t.program_, *source);
+    if (t.program_ && tool_use) {
+        // A tool_use variant the interpreter cannot run only costs the
+        // requests with tools their variant: they use the main template.
+        try {
+            t.tool_use_program_ = std::make_shared<const jinja::Template>(*tool_use);
+            t.tool_use_syntax_ = t.analyse(*t.tool_use_program_, *tool_use);
+        } catch (const std::runtime_error& e) {  // jinja::Unsupported, SyntaxError
+            if (warning) *warning = std::string("the tool-use chat template (tokenizer.chat_template.tool_use) cannot be "
+                                                "used (") + e.what() + "); requests with tools use the main template";
+        }
+    }
     return t;
 }
 
@@ -108,23 +123,96 @@ std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& me
 
 std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                               std::time_t now) const {
+    return render(messages, add_generation_prompt, now, {});
+}
+
+std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                              std::time_t now, const std::vector<ChatTool>& tools) const {
     check_roles(messages);
     if (!program_) return render_chatml(messages, add_generation_prompt);
+    const bool with_tools = !tools.empty();
+    const auto& program = with_tools && tool_use_program_ ? *tool_use_program_ : *program_;
+    return run(program, tool_syntax(with_tools), messages, add_generation_prompt, now, tools);
+}
 
+namespace {
+
+nlohmann::ordered_json parse_json_text(const std::string& text, const std::string& what) {
+    try {
+        return nlohmann::ordered_json::parse(text);
+    } catch (const nlohmann::ordered_json::parse_error& e) {
+        throw Error(what + " is not valid JSON (at byte " + std::to_string(e.byte) + ")");
+    }
+}
+
+// A message as llama.cpp's common_chat_msg::to_json_oaicompat gives it to a
+// template: content always a string, then name, tool_call_id and tool_calls
+// only when set; arguments parsed into objects when the template writes
+// calls itself (llama.cpp's supports_object_arguments).
+jinja::Value message_value(const ChatMessage& m, size_t index, bool object_arguments) {
     using jinja::TaggedString;
     using jinja::Value;
+    jinja::Object o;
     // Roles are checked against a fixed set, so they count as markup;
     // content is the user's and stays plain.
-    jinja::Array list;
-    for (const ChatMessage& m : messages) {
-        jinja::Object o;
-        o.set("role", Value::string(TaggedString(m.role)));
-        o.set("content", Value::string(TaggedString(m.content, true)));
-        list.push_back(Value::object(std::move(o)));
+    o.set("role", Value::string(TaggedString(m.role)));
+    o.set("content", Value::string(TaggedString(m.content, true)));
+    if (!m.name.empty()) o.set("name", Value::string(TaggedString(m.name, true)));
+    if (!m.tool_call_id.empty()) o.set("tool_call_id", Value::string(TaggedString(m.tool_call_id, true)));
+    if (!m.tool_calls.empty()) {
+        jinja::Array calls;
+        for (size_t k = 0; k < m.tool_calls.size(); ++k) {
+            const ChatToolCall& c = m.tool_calls[k];
+            jinja::Object function;
+            function.set("name", Value::string(TaggedString(c.name, true)));
+            const std::string what = "messages[" + std::to_string(index) + "].tool_calls[" + std::to_string(k) +
+                                     "].function.arguments";
+            function.set("arguments", object_arguments ? jinja::from_json(parse_json_text(c.arguments, what))
+                                                       : Value::string(TaggedString(c.arguments, true)));
+            jinja::Object call;
+            call.set("type", Value::string(TaggedString("function")));
+            call.set("function", Value::object(std::move(function)));
+            if (!c.id.empty()) call.set("id", Value::string(TaggedString(c.id, true)));
+            calls.push_back(Value::object(std::move(call)));
+        }
+        o.set("tool_calls", Value::array(std::move(calls)));
     }
+    return Value::object(std::move(o));
+}
+
+jinja::Value tools_value(const std::vector<ChatTool>& tools) {
+    using jinja::TaggedString;
+    using jinja::Value;
+    jinja::Array list;
+    for (const ChatTool& t : tools) {
+        jinja::Object function;
+        function.set("name", Value::string(TaggedString(t.name, true)));
+        function.set("description", Value::string(TaggedString(t.description, true)));
+        function.set("parameters", t.parameters.empty()
+                                       ? Value::object()
+                                       : jinja::from_json(parse_json_text(t.parameters, "the parameters of tool '" +
+                                                                                            t.name + "'")));
+        jinja::Object tool;
+        tool.set("type", Value::string(TaggedString("function")));
+        tool.set("function", Value::object(std::move(function)));
+        list.push_back(Value::object(std::move(tool)));
+    }
+    return Value::array(std::move(list));
+}
+
+}  // namespace
+
+std::vector<PromptPiece> ChatTemplate::run(const jinja::Template& program, const ToolSyntax& syntax,
+                                           const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                           std::time_t now, const std::vector<ChatTool>& tools) const {
+    using jinja::TaggedString;
+    using jinja::Value;
+    const bool object_arguments = syntax.kind != ToolSyntax::Kind::None;
+    jinja::Array list;
+    for (size_t i = 0; i < messages.size(); ++i) list.push_back(message_value(messages[i], i, object_arguments));
     // What llama.cpp's common_chat_template_direct_apply gives a template:
     // add_generation_prompt only when true, enable_thinking on by default,
-    // and its extra date strings.
+    // its extra date strings, and tools only when there are some.
     jinja::RenderContext ctx;
     ctx.now = now;
     ctx.globals = {
@@ -135,11 +223,12 @@ std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& me
         {"datetime", Value::string(TaggedString(format_utc(now, "%b %d %Y")))},
         {"date_string", Value::string(TaggedString(format_utc(now, "%d %b %Y")))},
     };
+    if (!tools.empty()) ctx.globals.emplace_back("tools", tools_value(tools));
     if (add_generation_prompt) ctx.globals.emplace_back("add_generation_prompt", Value::boolean(true));
 
     std::vector<TaggedString> out;
     try {
-        out = program_->render(ctx);
+        out = program.render(ctx);
     } catch (const jinja::RenderError& e) {
         throw Error(std::string("chat template: ") + e.what());
     }

@@ -129,6 +129,9 @@ Value apply_filter(const std::string& name, const Value& v, const Args& args, co
     if (name == "trim") {
         std::optional<std::string> chars;
         if (!args.empty()) chars = need_string(args[0], "trim's characters").str();
+        // Jinja's soft_str: an undefined value trims to "" (Hermes 2 Pro's
+        // tool template trims descriptions a parameter may lack).
+        if (v.is_undefined()) return Value::string(TaggedString());
         return Value::string(strip(need_string(v, "trim's input"), chars, true, true));
     }
     if (name == "length" || name == "count") {
