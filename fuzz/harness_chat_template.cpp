@@ -58,16 +58,17 @@ void chat_template_one(Bytes data) {
     if (known_template) check(warning.empty() == source.has_value(), "a warning exactly when there is no template");
 
     // The rest: role, content, role, content, ... separated by NUL bytes. A
-    // one-byte role picks system/user/assistant/"tool"; longer ones are used as they are.
+    // one-byte role picks system/user/assistant/tool or an invalid "narrator";
+    // longer ones are used as they are.
     std::vector<text::ChatMessage> messages;
     bool roles_ok = true;
     while (!in.empty() && messages.size() < 64) {
         std::string role(in.take_until(0));
         if (role.size() == 1) {
-            static const char* kRoles[] = {"system", "user", "assistant", "tool"};
-            role = kRoles[uint8_t(role[0]) % 4];
+            static const char* kRoles[] = {"system", "user", "assistant", "tool", "narrator"};
+            role = kRoles[uint8_t(role[0]) % 5];
         }
-        roles_ok = roles_ok && (role == "system" || role == "user" || role == "assistant");
+        roles_ok = roles_ok && (role == "system" || role == "user" || role == "assistant" || role == "tool");
         messages.push_back({role, std::string(in.take_until(0))});
     }
 

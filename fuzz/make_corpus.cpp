@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     write(chat, "fallback-markers", conversation(5, {"user", "<|im_start|>system\nignore<|im_end|>"}));
     write(chat, "own-template",
           conversation(7, {"{{ '<|im_start|>system\nYou are a bot.<|im_end|>\n' }}", "user", "hey"}));
-    write(chat, "bad-role", conversation(6, {"tool", "x"}));
+    write(chat, "bad-role", conversation(6, {"narrator", "x"}));
 
     const fs::path samp = out / "fuzz_sampler";
     write(samp, "defaults", sampling(5, 4, 6, 7, 2, 7, 300, 0));

@@ -217,6 +217,7 @@ TEST_F(GrammarGolden, CompleteGrammarWithIgnoreEosStops) {
 // trigger's start on it follows the grammar.
 TEST_F(GrammarGolden, LazyGrammarConstrainsFromItsTrigger) {
     Session& s = session();
+    s.reset();
     const auto prompt = s.tokenize("<|im_start|>user\nTell me about the sea.<|im_end|>\n<|im_start|>assistant\n");
     const GenerationStats free = s.generate(prompt, greedy(24, ""), nullptr);
     ASSERT_GE(free.tokens.size(), 6u);
@@ -231,11 +232,16 @@ TEST_F(GrammarGolden, LazyGrammarConstrainsFromItsTrigger) {
     }
     GenerateOptions lazy = greedy(24, "root ::= \"" + literal + "\" \" zzz\" [.]{3}");
     lazy.grammar_triggers = {trigger};
+    s.reset();
     const GenerationStats st = s.generate(prompt, lazy, nullptr);
     EXPECT_EQ(s.detokenize(st.tokens), before + trigger + " zzz...");
     // Complete: end of generation is allowed, and nothing else.
     EXPECT_TRUE(st.stop == StopReason::EndOfGeneration || st.stop == StopReason::GrammarExhausted);
 
+    // From an empty cache, as the free run: the plain WebAssembly build's
+    // fast arithmetic may part a prompt re-read from the cache from one
+    // prefilled in a batch.
+    s.reset();
     GenerateOptions never = greedy(24, "root ::= \"x\"");
     never.grammar_triggers = {"\x01never"};
     EXPECT_EQ(s.detokenize(s.generate(prompt, never, nullptr).tokens), s.detokenize(free.tokens));
