@@ -396,6 +396,7 @@ void select(MatmulKernel& k, bool rows8, Isa isa) {
 #endif
     // The tiles serve one token too: rows share the activation's preparation.
     if (done) k.tile_min_tokens = 1;
+    if (k.weight == Type::F16 && k.dot_batched) k.tile_batched = f16_tile_batched();
     if (k.quantize == ref::quantize_row_q8_0) k.quantize = quantize_row_q8_0;
     if (k.quantize == ref::quantize_row_q8_1) k.quantize = quantize_row_q8_1;
     if (k.quantize == ref::quantize_row_q8_K) k.quantize = quantize_row_q8_K;

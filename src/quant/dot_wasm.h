@@ -16,6 +16,9 @@ inline constexpr int kMaxTokens = 4;
 // WasmSimdFast or WasmRelaxed), where it has them; `rows8`: llama.cpp
 // interleaves the matrix's rows in eights (Q4_0, Q4_K).
 void select(MatmulKernel& k, bool rows8, Isa isa);
+// The tile for half-precision weights in batches (tinyBLAS's order; exact in
+// every flavour), tile_float_wasm.cpp.
+TileFn f16_tile_batched();
 // Activation quantizers (quantize_act_wasm.cpp), bit-identical to ref::'s.
 void quantize_row_q8_0(const float* x, void* dst, size_t n);
 void quantize_row_q8_1(const float* x, void* dst, size_t n);
