@@ -84,10 +84,13 @@ bench: native package
 # The soak run of `smolinfer serve` (not in make test or make bench): SOAK_SECONDS
 # (default 600) of SOAK_CLIENTS (8) clients sending a seeded random mix
 # (SOAK_SEED replays one); fails on a crash, a wrong answer or status, a
-# sequence left running, or RSS growth after the warm-up (bench/serve_soak.mjs).
+# sequence left running, or RSS growth after the warm-up (bench/serve_soak.mjs);
+# then 3 minutes of the openai Python client opening new connections while
+# old ones idle (tests/server/soak.py): no client error.
 .PHONY: soak
 soak: native
 	SOAK_MODEL="$${SOAK_MODEL:-$$(scripts/fetch-model | tail -n 1)}" node bench/serve_soak.mjs
+	SMOLINFER_MODEL="$${SOAK_MODEL:-$$(scripts/fetch-model | tail -n 1)}" tests/server/run --soak build/native/smolinfer --minutes 3
 
 # The other families' tokenizers, chat templates and forward passes read
 # llama.cpp's source (scripts/llama-cpp-source) for vocabularies and templates.
