@@ -11,12 +11,13 @@
 //   BENCH_MODELS      "Q4_1=/path.gguf,Q4_K_M=/path.gguf"
 //   SMOLINFER_BIN     build/native/smolinfer
 //   LLAMA_BENCH       llama.cpp's llama-bench
+//   LLAMA_BENCH_AVX2  llama-bench built for AVX2 only (the avx2 part)
 //   LLAMA_SERVER      llama.cpp's llama-server (the serve part)
 //   BANDWIDTH_BIN     build/bench/bandwidth
 //   BENCH_QUICK=1     a smoke run: one repetition, the report to build/bench/RESULTS-quick.md
 //   BENCH_REPS        repetitions per measurement (default 5 native, 3 browser; the median is reported)
 //   BENCH_THREADS     thread counts (default 1,2)
-//   BENCH_PARTS       any of native,browser,roofline,serve,contention,depth,large,embeddings,embeddings-browser (default all)
+//   BENCH_PARTS       any of native,browser,roofline,serve,contention,depth,large,avx2,embeddings,embeddings-browser (default all)
 //   BENCH_EMBEDDING_MODELS  the embeddings parts' "key=/path.gguf,..." (bench/run writes them)
 //   BENCH_EMBEDDING_BROWSERS  the embeddings-browser part's browsers (default chromium)
 //   LLAMA_EMBEDDING   llama.cpp's llama-embedding (the embeddings part)
@@ -34,6 +35,7 @@ import { fileURLToPath } from "node:url";
 
 import { describeMachine, llamaBuild, loadavg } from "./machine.mjs";
 import { envInt } from "./env_int.mjs";
+import { runAvx2 } from "./avx2.mjs";
 import { runContention } from "./contention.mjs";
 import { runDepth } from "./depth.mjs";
 import { runEmbeddings } from "./embeddings.mjs";
@@ -57,11 +59,12 @@ function readConfig() {
     models: list(env.BENCH_MODELS, []).map((kv) => ({ key: kv.slice(0, kv.indexOf("=")), file: kv.slice(kv.indexOf("=") + 1) })),
     smolinfer: env.SMOLINFER_BIN ?? path.join(repo, "build", "native", "smolinfer"),
     llamaBench: env.LLAMA_BENCH ?? "",
+    llamaBenchAvx2: env.LLAMA_BENCH_AVX2 ?? "",
     bandwidth: env.BANDWIDTH_BIN ?? path.join(repo, "build", "bench", "bandwidth"),
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"])),
+    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"])),
     embeddingBrowsers: list(env.BENCH_EMBEDDING_BROWSERS, ["chromium"]),
     embeddingModels: list(env.BENCH_EMBEDDING_MODELS, []).map((kv) => ({ key: kv.slice(0, kv.indexOf("=")), file: kv.slice(kv.indexOf("=") + 1) })),
     llamaEmbedding: env.LLAMA_EMBEDDING ?? "",
@@ -79,11 +82,12 @@ function readConfig() {
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"];
+  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"];
   for (const p of config.parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
   if (["native", "contention", "depth", "large"].some((p) => config.parts.has(p)) && !config.llamaBench) {
     throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
   }
+  if (config.parts.has("avx2") && !config.llamaBenchAvx2) throw new Error("LLAMA_BENCH_AVX2 is not set (bench/run builds it)");
   if (config.parts.has("serve") && !config.serve.llamaServer) throw new Error("LLAMA_SERVER is not set (bench/run builds it)");
   return config;
 }
@@ -109,7 +113,7 @@ machine.llamaBuild = llamaBuild(config.llamaBench || (config.parts.has("serve") 
 log(`bench: ${machine.date}, ${machine.cpu}, ${machine.cores} cores, load average ${machine.loadStart}`);
 if (Number(machine.loadStart.split(" ")[0]) > 0.5) log(`bench: the machine is busy (load average ${machine.loadStart}): the numbers will be noisy`);
 const started = Date.now();
-const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null, embeddings: null, embeddingsBrowser: null,
+const results = { native: [], browser: [], errors: [], roofline: null, serve: null, contention: null, depth: null, large: null, avx2: null, embeddings: null, embeddingsBrowser: null,
   llamaModelSize: {}, llamaCommit: "", browsers: {}, sizes: null };
 
 // Each part in turn; a part that fails leaves its rows out and says why.
@@ -124,6 +128,7 @@ const parts = {
   },
   depth: async () => (results.depth = runDepth(config, log)),
   large: async () => (results.large = await runLarge(config, log)),
+  avx2: async () => runAvx2(config, results, log),
   embeddings: async () => (results.embeddings = runEmbeddings(config, log)),
   "embeddings-browser": async () =>
     (results.embeddingsBrowser = await (await import("./embeddings_browser.mjs")).runEmbeddingsBrowser(config, results.errors, log)),

@@ -113,10 +113,13 @@ export async function runEmbeddingsBrowser(config, errors, log) {
   const { server, origin } = await startServer(models);
   try {
     for (const browserName of browsers) {
-      const browser = await launchBrowser(browserName);
-      try {
-        out.browsers[browserName] = browserVersion(browserName, browser.context);
-        for (const m of models) {
+      // A browser per model: a case that takes the whole browser down (wllama
+      // on the nomic-shaped file once did) costs only that model's rows.
+      for (const m of models) {
+        let browser;
+        try {
+          browser = await launchBrowser(browserName);
+          out.browsers[browserName] = browserVersion(browserName, browser.context);
           const dimension = embeddingDimension(m.file);
           const args = { modelUrl: `/models/${encodeURIComponent(path.basename(m.file))}`, warmup: WARMUP_TEXT, lists, reps };
           for (const threads of config.threads) {
@@ -125,9 +128,12 @@ export async function runEmbeddingsBrowser(config, errors, log) {
             const b = await runCase(browser.context, origin, "wllamaEmbed", { ...args, threads }, true);
             out.agreement.push(compare(out, a, b, { browserName, m, threads, dimension, where }, errors, log));
           }
+        } catch (e) {
+          errors.push(`embeddings-browser ${browserName} ${m.key}: ${e.message}`);
+          log(`[embeddings-browser ${browserName} ${m.key}] ERROR ${e.message}`);
+        } finally {
+          await browser?.close().catch(() => {});
         }
-      } finally {
-        await browser.close().catch(() => {});
       }
     }
   } finally {

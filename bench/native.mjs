@@ -9,8 +9,8 @@ import path from "node:path";
 import { median } from "./stats.mjs";
 
 /** Runs a benchmark binary to completion; its stdout, or an Error with the last lines of its stderr. */
-export function run(cmd, args) {
-  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20 });
+export function run(cmd, args, env = process.env) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, env });
   if (r.error) throw new Error(`${path.basename(cmd)}: ${r.error.message}`);
   if (r.status !== 0) {
     const why = (r.stderr || "").trim().split("\n").slice(-3).join(" | ");
@@ -22,21 +22,24 @@ export function run(cmd, args) {
 // fa: "off" (the golden files' setting, as llama-bench -fa off) or "on"
 // (llama.cpp's default arithmetic, as llama-bench -fa auto on the CPU).
 // depth: tokens already in the context (-d), 0 by default.
-export function smolinfer(cli, model, { prompt, gen, threads, reps, depth = 0 }, fa) {
+// isa: SMOLINFER_ISA's cap ("avx2": what an AVX2-only host runs), or none.
+export function smolinfer(cli, model, { prompt, gen, threads, reps, depth = 0, isa = "" }, fa) {
+  const env = isa ? { ...process.env, SMOLINFER_ISA: isa } : process.env;
   const out = run(cli, ["bench", "-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
-    "-r", String(reps), "-d", String(depth), "-fa", fa, "--json"]);
+    "-r", String(reps), "-d", String(depth), "-fa", fa, "--json"], env);
   const j = JSON.parse(out.trim().split("\n").at(-1));
+  if (isa && j.kernels !== isa) throw new Error(`smolinfer bench ran the ${j.kernels} kernels, not ${isa}`);
   if (j.threads !== threads) throw new Error(`smolinfer bench ran ${j.threads} threads, not ${threads}`);
   if ((j.depth ?? 0) !== depth) throw new Error(`smolinfer bench ran at depth ${j.depth}, not ${depth}`);
   return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), ppRuns: j.prefill_tps_runs, tgRuns: j.decode_tps_runs,
-    peakRss: j.peak_rss_bytes };
+    peakRss: j.peak_rss_bytes, kernels: j.kernels };
 }
 
 // Flash attention off (-fa off, i.e. -fa 0: smolinfer's exact mode and the
 // golden files' setting) and auto (llama.cpp's default), in one invocation.
-export function llamaBench(bin, model, { prompt, gen, threads, reps, depth = 0 }) {
+export function llamaBench(bin, model, { prompt, gen, threads, reps, depth = 0 }, fas = ["off", "auto"]) {
   const entries = JSON.parse(run(bin, ["-m", model, "-p", String(prompt), "-n", String(gen), "-t", String(threads),
-    "-r", String(reps), "-d", String(depth), "-fa", "off,auto", "-o", "json"]));
+    "-r", String(reps), "-d", String(depth), "-fa", fas.join(","), "-o", "json"]));
   const out = { commit: entries[0]?.build_commit ?? "", modelSize: entries[0]?.model_size, fa: {} };
   for (const e of entries) {
     if (e.n_threads !== threads) throw new Error(`llama-bench ran ${e.n_threads} threads, not ${threads}`);
@@ -47,7 +50,7 @@ export function llamaBench(bin, model, { prompt, gen, threads, reps, depth = 0 }
     out.fa[fa][test] = median(runs);
     out.fa[fa][`${test}Runs`] = runs;
   }
-  for (const fa of ["off", "auto"]) {
+  for (const fa of fas) {
     if (!out.fa[fa]?.pp || !out.fa[fa]?.tg) throw new Error(`llama-bench printed no pp/tg result for -fa ${fa}`);
   }
   return out;

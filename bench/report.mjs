@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { rooflineTps } from "./roofline.mjs";
+import { avx2Section, avx2Targets } from "./avx2.mjs";
 import { contentionSection, contentionTargets } from "./contention.mjs";
 import { depthSection, depthTargets } from "./depth.mjs";
 import { embeddingsSection, embeddingsTargets } from "./embeddings.mjs";
@@ -77,6 +78,7 @@ function targets(config, results) {
   if (config.parts.has("contention")) out.push(...contentionTargets(results.contention));
   if (config.parts.has("depth")) out.push(...depthTargets(results.depth));
   if (config.parts.has("large")) out.push(...largeTargets(results.large));
+  if (config.parts.has("avx2")) out.push(...avx2Targets(results.avx2));
   if (config.parts.has("embeddings")) out.push(...embeddingsTargets(results.embeddings));
   if (config.parts.has("embeddings-browser")) out.push(...embeddingsBrowserTargets(results.embeddingsBrowser));
   return out;
@@ -92,7 +94,7 @@ export function report(config, results, m) {
 
   L(`# smolinfer benchmarks${config.quick ? " (BENCH_QUICK=1: one repetition, a smoke test, not a measurement)" : ""}`);
   L();
-  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "embeddings", "embeddings-browser"].filter((p) => !config.parts.has(p));
+  const skipped = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"].filter((p) => !config.parts.has(p));
   if (skipped.length) {
     L(`**Partial run: ${skipped.join(", ")} not run (BENCH_PARTS); the targets that need it are not listed.**`);
     L();
@@ -267,6 +269,7 @@ export function report(config, results, m) {
   if (config.parts.has("contention") && results.contention) for (const line of contentionSection(results.contention)) L(line);
   if (config.parts.has("depth") && results.depth) for (const line of depthSection(results.depth)) L(line);
   if (config.parts.has("large") && results.large) for (const line of largeSection(results.large, roof?.bandwidth)) L(line);
+  if (config.parts.has("avx2") && results.avx2) for (const line of avx2Section(results.avx2)) L(line);
   if (config.parts.has("embeddings") && results.embeddings) for (const line of embeddingsSection(results.embeddings)) L(line);
   if (config.parts.has("embeddings-browser") && results.embeddingsBrowser) {
     for (const line of embeddingsBrowserSection(results.embeddingsBrowser)) L(line);

@@ -60,18 +60,21 @@ def main():
                 counts["failed"] += 1
                 print(f"  FAIL {what}", flush=True)
 
+    def stream_chat(c, text, max_tokens, where):
+        """One greedy streamed chat; it must end with its finish chunk."""
+        try:
+            stream = c.chat.completions.create(model="any", messages=[{"role": "user", "content": text}],
+                                               max_tokens=max_tokens, temperature=0, stream=True)
+            finish = [ch.choices[0].finish_reason for ch in stream if ch.choices and ch.choices[0].finish_reason]
+            record(finish in (["stop"], ["length"]), f"{where}: finish {finish}")
+        except Exception as e:  # noqa: BLE001 - every kind of failure counts
+            record(False, f"{where}: {type(e).__name__}: {e}")
+
     def stream_one(i, r):
         c = client()
         with lock:
             idle_clients.append(c)
-        try:
-            stream = c.chat.completions.create(
-                model="any", messages=[{"role": "user", "content": f"Round {r}, stream {i}: name a color."}],
-                max_tokens=16, temperature=0, stream=True)
-            finish = [ch.choices[0].finish_reason for ch in stream if ch.choices and ch.choices[0].finish_reason]
-            record(finish in (["stop"], ["length"]), f"round {r} stream {i}: finish {finish}")
-        except Exception as e:  # noqa: BLE001 - every kind of failure counts
-            record(False, f"round {r} stream {i}: {type(e).__name__}: {e}")
+        stream_chat(c, f"Round {r}, stream {i}: name a color.", 16, f"round {r} stream {i}")
 
     def bad_requests(r):
         c = client()
@@ -102,14 +105,9 @@ def main():
     long_lived = client()
 
     def pooled_stream(i, r):
-        try:
-            stream = long_lived.chat.completions.create(
-                model="any", messages=[{"role": "user", "content": f"Round {r}, pooled {i}: name a fruit."}],
-                max_tokens=8, temperature=0, stream=True)
-            finish = [ch.choices[0].finish_reason for ch in stream if ch.choices and ch.choices[0].finish_reason]
-            record(finish in (["stop"], ["length"]), f"round {r} pooled {i}: finish {finish}")
-        except Exception as e:  # noqa: BLE001
-            record(False, f"round {r} pooled {i} (a connection idle ~5 s): {type(e).__name__}: {e}")
+        stream_chat(long_lived, f"Round {r}, pooled {i}: name a fruit.", 8,
+                    f"round {r} pooled {i} (a connection idle ~5 s)")
+
     deadline = time.monotonic() + args.minutes * 60
     r = 0
     try:
