@@ -15,9 +15,12 @@ import type {
   RequestOptions,
   TopLogprob,
 } from "./openai-types.js";
-import type { GenerationStats, WireLogprobs, WireOptions, WireTokenLogprob } from "./protocol.js";
+import type { GenerationStats, WireLogprobs, WireOptions, WireTokenLogprob, WireToolOutput } from "./protocol.js";
 
-export type RunEvent = { type: "piece"; text: string; logprobs?: WireLogprobs } | { type: "done"; stats: GenerationStats };
+/** A piece's `tools`: the engine's parse of the answer so far, when options.tools lets the model call them. */
+export type RunEvent =
+  | { type: "piece"; text: string; logprobs?: WireLogprobs; tools?: WireToolOutput }
+  | { type: "done"; stats: GenerationStats };
 
 /** What the OpenAI layer needs from an engine. */
 export interface Backend {
