@@ -265,6 +265,20 @@ test("chat.completions.create: an answer that ends by itself finishes with 'stop
   assert.ok(c.usage.completion_tokens < 60);
 });
 
+// SmolLM2's own template shows no tool calls: llama-server neither describes
+// the tools nor reads calls (tests/server/test_tools.py checks the server
+// does the same), so the answer is the one without tools, as text.
+test("chat.completions.create with tools on a template without calls: the answer without tools", async () => {
+  const add = { type: "function", function: { name: "add", parameters: { type: "object", properties: { a: { type: "integer" } } } } };
+  const plain = await chatCreate({ messages: hello, max_tokens: 12, temperature: 0 });
+  const withTools = await chatCreate({ messages: hello, tools: [add], tool_choice: "required", max_tokens: 12, temperature: 0 });
+  assert.deepEqual(withTools.choices, plain.choices);
+  assert.deepEqual(withTools.usage, plain.usage);
+  const chunks = await chunksOf(await chatCreate({ messages: hello, tools: [add], max_tokens: 12, temperature: 0, stream: true }));
+  assert.equal(chunks.map((c) => c.choices[0].delta.content ?? "").join(""), plain.choices[0].message.content);
+  assert.ok(chunks.every((c) => !("tool_calls" in c.choices[0].delta)));
+});
+
 test("chat.completions.create with stream: role chunk, content deltas, finish chunk, usage chunk", async () => {
   const whole = await chatCreate({ messages: hello, max_tokens: 12, temperature: 0 });
   const chunks = await chunksOf(await chatCreate({ messages: hello, max_tokens: 12, temperature: 0, stream: true, stream_options: { include_usage: true } }));
