@@ -45,14 +45,18 @@ void print_tool_answer(const ToolOutput& out, const std::string& text) {
     const auto dump = [](const nlohmann::ordered_json& j) {
         return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     };
+    // Written as bytes: a model's text may hold anything, NUL included.
+    const auto line = [](const std::string& t) {
+        std::fwrite(t.data(), 1, t.size(), stdout);
+        std::fputc('\n', stdout);
+    };
     if (out.status != ToolOutput::Status::Complete) {
-        // Cut off inside a call, or not a call after all: the text as it came.
-        std::printf("%s\n", text.c_str());
+        line(text);  // cut off inside a call, or not a call after all: the text as it came
         return;
     }
-    if (!out.content.empty()) std::printf("%s\n", out.content.c_str());
+    if (!out.content.empty()) line(out.content);
     for (const ToolCall& c : out.calls) {
-        std::printf("%s\n", dump({{"name", c.name}, {"arguments", c.arguments}}).c_str());
+        line(dump({{"name", c.name}, {"arguments", c.arguments}}));
     }
 }
 
