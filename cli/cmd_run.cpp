@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "run_tools.h"
 
 namespace smolinfer::cli {
 
@@ -25,6 +26,9 @@ struct RunFlags {
     std::string grammar;  // its text, read before the model is opened
     std::string json_schema_file;
     std::string json_schema;  // its text, read before the model is opened
+    std::string tools_file;
+    std::string tool_choice;
+    ToolRequest tools;  // read before the model is opened
 };
 
 int run(const RunFlags& f) {
@@ -38,7 +42,7 @@ int run(const RunFlags& f) {
         std::vector<ChatMessage> messages;
         if (!f.system.empty()) messages.push_back({"system", f.system});
         messages.push_back({"user", f.prompt});
-        prompt = session->tokenize_chat(messages);
+        prompt = session->tokenize_chat(messages, true, f.tools.tools);
     } else {
         prompt = session->tokenize(f.prompt, true, true);
     }
@@ -51,10 +55,23 @@ int run(const RunFlags& f) {
     opts.stop = f.stop;
     opts.grammar = f.grammar;
     opts.json_schema = f.json_schema;
+    // With tools the answer is read back into content and calls (as the
+    // server's), so it is printed whole once generated, not streamed.
+    const ToolPlan plan = plan_tools(session->tool_syntax(true), f.tools);
+    if (!f.tools.tools.empty() && session->tool_syntax(true).kind != ToolSyntax::Kind::Json) {
+        std::fprintf(stderr, "warning: the chat template %s; no tool calls are read from the answer\n",
+                     session->tool_syntax(true).kind == ToolSyntax::Kind::None
+                         ? "shows no tool calls (the tools are not described to the model)"
+                         : "writes tool calls in a syntax smolinfer does not read");
+    }
+    if (plan.grammar) {
+        opts.grammar = plan.grammar->gbnf;
+        opts.grammar_triggers = plan.grammar->triggers;
+    }
 
     std::string text;
     const auto stats = session->generate(prompt, opts, [&](const TokenEvent& e) {
-        if (f.json) {
+        if (f.json || plan.parse) {
             text += e.text;
         } else {
             std::fwrite(e.text.data(), 1, e.text.size(), stdout);
@@ -63,13 +80,25 @@ int run(const RunFlags& f) {
         return true;
     });
 
+    const ToolOutput calls = plan.parse ? parse_tool_output(session->tool_syntax(true), plan.names, plan.parallel, text)
+                                        : ToolOutput{};
     if (f.json) {
         nlohmann::json out;
         out["prompt_ids"] = prompt;
         out["ids"] = stats.tokens;
         out["text"] = text;
+        if (plan.parse) {
+            // Calls only when the text reads as content and complete calls (print_tool_answer's rule).
+            nlohmann::json list = nlohmann::json::array();
+            if (calls.status == ToolOutput::Status::Complete) {
+                for (const ToolCall& c : calls.calls) list.push_back({{"arguments", c.arguments}, {"name", c.name}});
+            }
+            out["tool_calls"] = std::move(list);
+        }
         // Invalid UTF-8 (a model can emit any bytes) is escaped, not fatal.
         std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else if (plan.parse) {
+        print_tool_answer(calls, text);
     } else {
         std::printf("\n");
     }
@@ -114,12 +143,26 @@ Action add_run(CLI::App& app) {
         ->allow_extra_args(false);
     app.add_flag("--chat", f->chat, "wrap the prompt in the model's chat template");
     app.add_option("--system", f->system, "system message for --chat (default: the template's own)");
-    app.add_flag("--json", f->json, "print {\"prompt_ids\",\"ids\",\"text\"} instead of streaming");
+    app.add_flag("--json", f->json,
+                 "print {\"prompt_ids\",\"ids\",\"text\"} (and \"tool_calls\" with --tools) instead of streaming");
     app.add_option("--grammar-file", f->grammar_file,
                    "constrain the output to a GBNF grammar (llama.cpp's format, start rule 'root')");
     app.add_option("--json-schema", f->json_schema_file,
                    "constrain the output to JSON valid under this JSON Schema file (as llama.cpp converts it)");
+    app.add_option("--tools", f->tools_file,
+                   "an OpenAI tools array (JSON file) the model may call; implies --chat. Prints the answer, then "
+                   "each call as a JSON line {\"name\",\"arguments\"}");
+    app.add_option("--tool-choice", f->tool_choice, "with --tools: auto (default), none, required, or a tool's name")
+        ->type_name("auto|none|required|NAME");
     return [f] {
+        if (!f->tool_choice.empty() && f->tools_file.empty()) throw Error("--tool-choice needs --tools");
+        if (!f->tools_file.empty()) {
+            if (!f->grammar_file.empty() || !f->json_schema_file.empty()) {
+                throw Error("--tools: leave out --grammar-file and --json-schema (the tool calls have their grammar)");
+            }
+            f->tools = read_tools_flag(f->tools_file, f->tool_choice);
+            f->chat = true;
+        }
         if (!f->system.empty() && !f->chat) throw Error("--system needs --chat");
         if (!f->grammar_file.empty() && !f->json_schema_file.empty()) {
             throw Error("--grammar-file and --json-schema: give one of them");

@@ -258,19 +258,12 @@ void HttpServer::routes() {
             // calls are constrained and read back (SmolLM2's has none: its
             // answers stay text, as llama-server's do).
             std::optional<ToolParsing> tool_parsing;
-            if (!p.tools.tools.empty() && p.tools.choice != ToolChoice::None) {
-                const ToolSyntax& syntax = session_.tool_syntax(true);
-                if (syntax.kind == ToolSyntax::Kind::Json) {
-                    ToolParsing t{syntax, {}, p.tools.parallel.value_or(syntax.parallel)};
-                    for (const Tool& tool : p.tools.tools) {
-                        if (p.tools.choice != ToolChoice::Named || tool.name == p.tools.function) t.names.push_back(tool.name);
-                    }
-                    if (auto g = tool_call_grammar(syntax, p.tools, t.parallel)) {
-                        job.options.grammar = std::move(g->gbnf);
-                        job.options.grammar_triggers = std::move(g->triggers);
-                    }
-                    tool_parsing = std::move(t);
+            if (ToolPlan plan = plan_tools(session_.tool_syntax(true), p.tools); plan.parse) {
+                if (plan.grammar) {
+                    job.options.grammar = std::move(plan.grammar->gbnf);
+                    job.options.grammar_triggers = std::move(plan.grammar->triggers);
                 }
+                tool_parsing = ToolParsing{session_.tool_syntax(true), std::move(plan.names), plan.parallel};
             }
             job.max_tokens_given = p.max_tokens.has_value();
             if (p.max_tokens) job.options.max_tokens = *p.max_tokens;

@@ -200,44 +200,49 @@ std::vector<ChatMessage> messages(const Fields& f) {
     return out;
 }
 
-// tools, tool_choice and parallel_tool_calls; each tool's schema must be
-// one the grammar engine enforces (400 naming the tool otherwise).
+// An OpenAI tools array; each tool's schema must be one the grammar
+// engine enforces (BadRequest naming the tool otherwise).
+std::vector<Tool> tools_from(const ojson& list) {
+    if (!list.is_array()) bad("tools", R"(an array of { type: "function", function: { name, description, parameters } })");
+    std::vector<Tool> tools;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const ojson& t = list[i];
+        const std::string at = "tools[" + std::to_string(i) + "]";
+        if (!t.is_object() || t.value("type", ojson()) != "function" || !t.value("function", ojson()).is_object()) {
+            bad(at, R"(an object { type: "function", function: { name, description, parameters } })");
+        }
+        for (const auto& [key, _] : t.items()) {
+            if (key != "type" && key != "function") unknown(at + "." + key);
+        }
+        const ojson& fn = t["function"];
+        for (const auto& [key, _] : fn.items()) {
+            if (key != "name" && key != "description" && key != "parameters" && key != "strict") {
+                unknown(at + ".function." + key);
+            }
+        }
+        const ojson name = fn.value("name", ojson());
+        if (!name.is_string()) bad(at + ".function.name", "a string");
+        const ojson description = fn.value("description", ojson(""));
+        if (!description.is_string()) bad(at + ".function.description", "a string");
+        const ojson parameters = fn.value("parameters", ojson::object());
+        if (!parameters.is_object()) bad(at + ".function.parameters", "a JSON Schema object");
+        const ojson strict = fn.value("strict", ojson());
+        if (!strict.is_null() && !strict.is_boolean()) bad(at + ".function.strict", "a boolean");
+        tools.push_back({name.get<std::string>(), description.get<std::string>(),
+                         fn.contains("parameters") ? parameters.dump() : ""});
+    }
+    try {
+        check_tools(tools);
+    } catch (const Error& e) {
+        throw BadRequest(e.what(), "tools");
+    }
+    return tools;
+}
+
+// tools, tool_choice and parallel_tool_calls.
 ToolRequest tool_request(const Fields& f) {
     ToolRequest r;
-    if (const ojson* list = f.get("tools")) {
-        if (!list->is_array()) bad("tools", R"(an array of { type: "function", function: { name, description, parameters } })");
-        for (size_t i = 0; i < list->size(); ++i) {
-            const ojson& t = (*list)[i];
-            const std::string at = "tools[" + std::to_string(i) + "]";
-            if (!t.is_object() || t.value("type", ojson()) != "function" || !t.value("function", ojson()).is_object()) {
-                bad(at, R"(an object { type: "function", function: { name, description, parameters } })");
-            }
-            for (const auto& [key, _] : t.items()) {
-                if (key != "type" && key != "function") unknown(at + "." + key);
-            }
-            const ojson& fn = t["function"];
-            for (const auto& [key, _] : fn.items()) {
-                if (key != "name" && key != "description" && key != "parameters" && key != "strict") {
-                    unknown(at + ".function." + key);
-                }
-            }
-            const ojson name = fn.value("name", ojson());
-            if (!name.is_string()) bad(at + ".function.name", "a string");
-            const ojson description = fn.value("description", ojson(""));
-            if (!description.is_string()) bad(at + ".function.description", "a string");
-            const ojson parameters = fn.value("parameters", ojson::object());
-            if (!parameters.is_object()) bad(at + ".function.parameters", "a JSON Schema object");
-            const ojson strict = fn.value("strict", ojson());
-            if (!strict.is_null() && !strict.is_boolean()) bad(at + ".function.strict", "a boolean");
-            r.tools.push_back({name.get<std::string>(), description.get<std::string>(),
-                               fn.contains("parameters") ? parameters.dump() : ""});
-        }
-        try {
-            check_tools(r.tools);
-        } catch (const Error& e) {
-            throw BadRequest(e.what(), "tools");
-        }
-    }
+    if (const ojson* list = f.get("tools")) r.tools = tools_from(*list);
     if (const ojson* choice = f.get("tool_choice")) {
         const char* what = R"("auto", "none", "required" or { type: "function", function: { name } })";
         if (choice->is_string()) {
@@ -333,6 +338,16 @@ std::optional<std::string> response_format(const Fields& f) {
 }
 
 }  // namespace
+
+std::vector<Tool> parse_tools(std::string_view json_text) {
+    ojson list;
+    try {
+        list = ojson::parse(json_text);
+    } catch (const ojson::parse_error& e) {
+        throw BadRequest("the tools are not valid JSON (at byte " + std::to_string(e.byte) + ")", "tools");
+    }
+    return tools_from(list);
+}
 
 ParsedRequest parse_request(Endpoint endpoint, std::string_view body) {
     ojson o;

@@ -49,6 +49,10 @@ struct ParsedRequest {
 // JSON object, an unknown field, a wrong type or a value out of range.
 ParsedRequest parse_request(Endpoint endpoint, std::string_view body);
 
+// An OpenAI `tools` array given as JSON text (smolinfer run --tools): the
+// same checks as a request's tools; BadRequest naming the tool at fault.
+std::vector<Tool> parse_tools(std::string_view json_text);
+
 // POST /apply-template (llama-server's): a chat request whose prompt is
 // wanted, not generated; add_generation_prompt (default true) is accepted too.
 ParsedRequest parse_template_request(std::string_view body);

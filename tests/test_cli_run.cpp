@@ -10,12 +10,17 @@
 #include <vector>
 
 #include "support/cli_runner.h"
+#include "support/paths.h"
 #include "support/tiny_model.h"
 
 namespace smolinfer {
 namespace {
 
 using test::run_cli;
+
+std::string write_text(const std::string& text, const std::string& name) {
+    return test::write_temp_file(std::vector<uint8_t>(text.begin(), text.end()), name);
+}
 
 TEST(CliRun, StopStringsCutTheAnswer) {
     test::TinyModelSpec spec;
@@ -102,6 +107,81 @@ TEST(CliRun, IsaSwitchPicksTheKernels) {
     EXPECT_EQ(bad.exit_code, 1);
     EXPECT_NE(bad.err.find("SMOLINFER_ISA must be avx512, avx2 or scalar (got 'avx9')"), std::string::npos) << bad.err;
     std::filesystem::remove(model);
+}
+
+// run --tools on the real SmolLM2 with llama.cpp's Qwen2.5 template (Hermes
+// calls: <tool_call>\n{"name", "arguments"}</tool_call>). A named choice
+// gives exactly that call; the printed call is checked against the raw text
+// read by hand (nlohmann, not smolinfer's parser) and the add schema.
+TEST(CliRun, ToolsFilePrintsTheCalls) {
+    const std::string tools = write_text(R"([
+      {"type": "function", "function": {"name": "get_weather", "description": "Get the weather",
+        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}},
+      {"type": "function", "function": {"name": "add", "description": "Add two integers",
+        "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}
+    ])", "cli-run-tools.json");
+    const std::vector<std::string> base = {"run", "-m", test::model_path(), "-t", "1", "-n", "60", "--temp", "0",
+                                           "--chat-template-file",
+                                           test::llama_source_path("models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"),
+                                           "--tools", tools, "--tool-choice", "add", "-p", "What is 2+3? Use the add tool."};
+    const auto plain = run_cli(base);
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    auto with_json = base;
+    with_json.push_back("--json");
+    const auto json = run_cli(with_json);
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+
+    // The raw answer is one Hermes call of add.
+    const std::string text = j["text"], open = "<tool_call>\n", close = "</tool_call>";
+    const size_t at = text.find(open), end = text.find(close);
+    ASSERT_TRUE(at != std::string::npos && end != std::string::npos && at < end) << text;
+    const auto call = nlohmann::json::parse(text.substr(at + open.size(), end - at - open.size()));
+    ASSERT_EQ(call["name"], "add") << text;
+    const auto& args = call["arguments"];
+    ASSERT_TRUE(args.is_object() && args.size() == 2 && args["a"].is_number_integer() && args["b"].is_number_integer())
+        << text;
+
+    // --json: that call; plain: one JSON line per call after the (empty) content.
+    ASSERT_EQ(j["tool_calls"].size(), 1u) << json.out;
+    EXPECT_EQ(j["tool_calls"][0]["name"], "add");
+    EXPECT_EQ(nlohmann::json::parse(j["tool_calls"][0]["arguments"].get<std::string>()), args);
+    const std::string line = plain.out.substr(0, plain.out.find('\n'));
+    EXPECT_EQ(plain.out, line + "\n") << plain.out;
+    EXPECT_EQ(line.rfind("{\"name\":\"add\",\"arguments\":", 0), 0u) << line;
+    EXPECT_EQ(nlohmann::json::parse(line), j["tool_calls"][0]);
+    std::filesystem::remove(tools);
+}
+
+// The file is checked before the model is opened: each problem named.
+TEST(CliRun, ToolsFileErrors) {
+    const auto error_of = [](const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"run", "-m", "/nonexistent-model.gguf", "-p", "hi"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << r.out;
+        return r.err;
+    };
+    const auto has = [](const std::string& err, const std::string& what) {
+        EXPECT_NE(err.find(what), std::string::npos) << err;
+    };
+    has(error_of({"--tools", "/nonexistent-tools.json"}), "error: --tools: cannot read '/nonexistent-tools.json'");
+    const std::string not_json = write_text("[{\"type\": ", "cli-tools-bad.json");
+    has(error_of({"--tools", not_json}), "the tools are not valid JSON");
+    const std::string dup = write_text(
+        R"([{"type":"function","function":{"name":"add"}},{"type":"function","function":{"name":"add"}}])", "cli-tools-dup.json");
+    has(error_of({"--tools", dup}), "tool 'add' is defined twice");
+    const std::string refused = write_text(
+        R"([{"type":"function","function":{"name":"odd","parameters":{"type":"object","properties":{"x":{"not":{}}}}}}])",
+        "cli-tools-odd.json");
+    has(error_of({"--tools", refused}), "tool 'odd': its parameters cannot be enforced");
+    const std::string object = write_text(R"({"type":"function"})", "cli-tools-object.json");
+    has(error_of({"--tools", object}), "'tools' must be an array");
+    has(error_of({"--tools", dup, "--tool-choice", "sub"}), "tool 'add' is defined twice");
+    const std::string one = write_text(R"([{"type":"function","function":{"name":"add"}}])", "cli-tools-one.json");
+    has(error_of({"--tools", one, "--tool-choice", "sub"}), "--tool-choice: 'sub' is not auto, none, required or a tool");
+    has(error_of({"--tool-choice", "auto"}), "--tool-choice needs --tools");
+    for (const auto& f : {not_json, dup, refused, object, one}) std::filesystem::remove(f);
 }
 
 }  // namespace

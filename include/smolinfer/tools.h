@@ -86,6 +86,22 @@ struct ToolGrammar {
 };
 std::optional<ToolGrammar> tool_call_grammar(const ToolSyntax& syntax, const ToolRequest& request, bool parallel);
 
+// What a request's tools make of one generation under a template (what
+// llama-server does, shared by smolinfer serve, run --tools and the
+// WebAssembly engine): whether calls are read back from the output (not
+// for tool_choice none, no tools, or a template whose calls are not JSON),
+// which functions may be called (a named tool_choice: that one), whether
+// they come in comma lists (parallel_tool_calls, else the template's
+// default), and the grammar that constrains them (GenerateOptions::grammar
+// and grammar_triggers).
+struct ToolPlan {
+    bool parse = false;
+    std::vector<std::string> names;
+    bool parallel = false;
+    std::optional<ToolGrammar> grammar;
+};
+ToolPlan plan_tools(const ToolSyntax& syntax, const ToolRequest& request);
+
 // Throws smolinfer::Error naming the tool at fault: a duplicate name, a
 // name that is not 1-64 letters, digits, '_' or '-', or a parameters schema
 // the JSON-schema grammar engine refuses (so that its calls could not be

@@ -25,6 +25,18 @@ ToolOutput parse_tool_output(const ToolSyntax& syntax, const std::vector<std::st
     return text::read_tool_output(syntax, names, parallel, text);
 }
 
+ToolPlan plan_tools(const ToolSyntax& syntax, const ToolRequest& request) {
+    ToolPlan plan;
+    if (request.tools.empty() || request.choice == ToolChoice::None || syntax.kind != ToolSyntax::Kind::Json) return plan;
+    plan.parse = true;
+    plan.parallel = request.parallel.value_or(syntax.parallel);
+    for (const Tool& t : request.tools) {
+        if (request.choice != ToolChoice::Named || t.name == request.function) plan.names.push_back(t.name);
+    }
+    plan.grammar = tool_call_grammar(syntax, request, plan.parallel);
+    return plan;
+}
+
 void check_tools(const std::vector<Tool>& tools) {
     std::set<std::string> seen;
     for (const Tool& t : tools) {

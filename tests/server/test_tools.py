@@ -9,12 +9,15 @@ llama-server) and with llama.cpp's Qwen2.5 and Llama 3.2 templates
 (tests/golden/tools/prompts.json); a named tool_choice yields exactly that
 function with arguments valid under its schema; the round trip call -> tool
 result -> answer works streamed and not, and the assembled stream equals the
-whole answer; bad tools are 400s naming the tool.
+whole answer; `smolinfer run --tools` prints the server's calls for the same
+request; bad tools are 400s naming the tool.
 Prints "tools: N passed, N failed"; exits non-zero when anything failed.
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -148,6 +151,27 @@ def main():
 
         check("named tool_choice: exactly add, valid arguments; tool result -> answer (streamed = whole)",
               named_round_trip)
+
+        def cli_same_calls():
+            # smolinfer run --tools: the same request from the command line gives the server's calls.
+            choice, calls = whole_and_streamed(client, messages=ASK, tools=[WEATHER, ADD],
+                                               tool_choice={"type": "function", "function": {"name": "add"}},
+                                               max_tokens=60)
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump([WEATHER, ADD], f)
+            try:
+                out = subprocess.run([str(base.BINARY), "run", "-m", base.MODEL, "-c", str(base.CONTEXT),
+                                      "--chat-template-file", str(LLAMA_SRC / "models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"),
+                                      "--tools", f.name, "--tool-choice", "add", "-p", ASK[0]["content"],
+                                      "--temp", "0", "-n", "60", "--json"],
+                                     capture_output=True, text=True, timeout=120)
+            finally:
+                os.unlink(f.name)
+            expect(out.returncode == 0, out.stderr)
+            got = json.loads(out.stdout)["tool_calls"]
+            expect(got == [{"name": c["name"], "arguments": c["arguments"]} for c in calls], f"run --tools {got} != {calls}")
+
+        check("run --tools prints the server's calls for the same request", cli_same_calls)
     finally:
         expect(qwen.stop() == 0, "server exit code")
 

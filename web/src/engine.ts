@@ -38,6 +38,7 @@ import type {
   WasmAssets,
   WireLogprobs,
   WireOptions,
+  WireToolOutput,
 } from "./protocol.js";
 
 export { EngineError } from "./errors.js";
@@ -73,6 +74,11 @@ export interface LoadOptions {
    * which runs.
    */
   flashAttention?: FlashAttention;
+  /**
+   * A Jinja chat template used instead of the file's (as llama-server's
+   * --chat-template-file), e.g. one that describes tools to the model.
+   */
+  chatTemplate?: string;
 }
 
 export type FlashAttention = "auto" | "on" | "off";
@@ -106,7 +112,7 @@ type Pending = {
   resolve: (value: unknown) => void;
   reject: (error: EngineError) => void;
   onProgress?: (p: LoadProgress) => void;
-  onPiece?: (text: string, generated: number, logprobs?: WireLogprobs) => void;
+  onPiece?: (text: string, generated: number, logprobs?: WireLogprobs, tools?: WireToolOutput) => void;
 };
 
 /** chat(messages, options), which also carries chat.completions.create (OpenAI's shape). */
@@ -278,12 +284,14 @@ export class Engine {
     if (flashAttention !== undefined && !["auto", "on", "off"].includes(flashAttention)) {
       throw new EngineError("bad_input", `flashAttention must be "auto", "on" or "off" (got ${JSON.stringify(flashAttention)})`);
     }
+    const chatTemplate = options.chatTemplate;
+    if (chatTemplate !== undefined && typeof chatTemplate !== "string") throw new EngineError("bad_input", "chatTemplate must be a string");
     // Refused before it reaches the worker: the loaded model stays.
     if (options.signal?.aborted) throw new EngineError("aborted", "aborted by the caller");
     if (this.failure) throw new EngineError(this.failure.code, this.failure.message);
     try {
       const info = (await this.request(
-        (id) => ({ id, op: "load", source: spec, contextSize, flashAttention }),
+        (id) => ({ id, op: "load", source: spec, contextSize, flashAttention, chatTemplate }),
         options.signal,
         { onProgress: options.onProgress },
       ).done) as ModelInfo;
@@ -386,7 +394,7 @@ export class Engine {
         p.onProgress?.(msg.progress);
         return;
       case "piece":
-        p.onPiece?.(msg.text, msg.generated, msg.logprobs);
+        p.onPiece?.(msg.text, msg.generated, msg.logprobs, msg.tools);
         return;
       case "result":
         this.settle(msg.id);
@@ -474,9 +482,9 @@ export class Engine {
     let finished = false;
     let failure: EngineError | null = null;
     const sent = this.request(make, signal, {
-      onPiece: (text, generated, logprobs) => {
+      onPiece: (text, generated, logprobs, tools) => {
         this.last.generatedTokens = generated;
-        queue.push({ type: "piece", text, logprobs });
+        queue.push({ type: "piece", text, logprobs, tools });
         wake?.();
       },
     });

@@ -2,17 +2,20 @@
 // field is a bad_input error naming it) and maps it to the engine's options.
 import { EngineError } from "./errors.js";
 import { ANY_JSON_OBJECT, MAX_TOP_LOGPROBS, bad, checkLogitBias, checkStop, schemaText } from "./options.js";
-import type { ChatMessage, WireOptions } from "./protocol.js";
+import { toolCalls, toolRequest, toolsActive } from "./openai-tool-request.js";
+import type { WireChatMessage, WireOptions } from "./protocol.js";
 
 const COMMON = [
   "model", "max_tokens", "temperature", "top_p", "seed", "stop", "logit_bias", "frequency_penalty",
   "presence_penalty", "response_format", "n", "stream", "stream_options", "top_k", "min_p", "repeat_penalty",
   "grammar", "signal",
 ];
-const CHAT_FIELDS = new Set([...COMMON, "messages", "max_completion_tokens", "logprobs", "top_logprobs"]);
+const CHAT_FIELDS = new Set([
+  ...COMMON, "messages", "max_completion_tokens", "logprobs", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
+]);
 const COMPLETION_FIELDS = new Set([...COMMON, "prompt", "logprobs"]);
 
-export type Input = { kind: "chat"; messages: ChatMessage[] } | { kind: "prompt"; prompt: string };
+export type Input = { kind: "chat"; messages: WireChatMessage[] } | { kind: "prompt"; prompt: string };
 
 export interface Parsed {
   input: Input;
@@ -52,31 +55,53 @@ class Fields {
   }
 }
 
-function messages(f: Fields): ChatMessage[] {
+// A message's content as text: a string, text parts (joined), or for an
+// assistant turn that calls tools, nothing.
+function contentText(where: string, name: string, content: unknown, mayBeAbsent: boolean): string {
+  if (typeof content === "string") return content;
+  if ((content === undefined || content === null) && mayBeAbsent) return "";
+  if (!Array.isArray(content)) {
+    bad(where, `${name}.content`, mayBeAbsent ? "a string, an array of text parts or null" : "a string or an array of text parts");
+  }
+  return content
+    .map((part: unknown, k: number) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      if (!p || p.type !== "text" || typeof p.text !== "string" || Object.keys(p).length !== 2) {
+        bad(where, `${name}.content[${k}]`, '{ type: "text", text: string } (only text is supported)');
+      }
+      return p.text as string;
+    })
+    .join("");
+}
+
+function messages(f: Fields): WireChatMessage[] {
   const list = f.get("messages");
   if (!Array.isArray(list) || list.length === 0) bad(f.where, "messages", "a non-empty array of messages");
   return list.map((m: unknown, i: number) => {
     const name = `messages[${i}]`;
-    if (typeof m !== "object" || m === null) bad(f.where, name, "an object { role, content }");
-    for (const key of Object.keys(m)) {
-      if (key !== "role" && key !== "content") throw new EngineError("bad_input", `${f.where}: unknown field '${name}.${key}'`);
+    if (typeof m !== "object" || m === null || Array.isArray(m)) bad(f.where, name, "an object { role, content }");
+    const o = m as Record<string, unknown>;
+    const role = o.role;
+    if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
+      bad(f.where, `${name}.role`, '"system", "user", "assistant" or "tool"');
     }
-    const { role, content } = m as { role: unknown; content: unknown };
-    if (role !== "system" && role !== "user" && role !== "assistant") bad(f.where, `${name}.role`, '"system", "user" or "assistant"');
-    let text: string;
-    if (typeof content === "string") text = content;
-    else if (Array.isArray(content)) {
-      text = content
-        .map((part: unknown, k: number) => {
-          const p = part as { type?: unknown; text?: unknown } | null;
-          if (!p || p.type !== "text" || typeof p.text !== "string" || Object.keys(p).length !== 2) {
-            bad(f.where, `${name}.content[${k}]`, '{ type: "text", text: string } (only text is supported)');
-          }
-          return p.text as string;
-        })
-        .join("");
-    } else bad(f.where, `${name}.content`, "a string or an array of text parts");
-    return { role, content: text };
+    const assistant = role === "assistant";
+    const tool = role === "tool";
+    for (const key of Object.keys(o)) {
+      const known = key === "role" || key === "content" || (assistant && key === "tool_calls") || (tool && (key === "tool_call_id" || key === "name"));
+      if (!known) throw new EngineError("bad_input", `${f.where}: unknown field '${name}.${key}'`);
+    }
+    const msg: WireChatMessage = { role, content: "" };
+    if (assistant && o.tool_calls !== undefined && o.tool_calls !== null) msg.toolCalls = toolCalls(f.where, `${name}.tool_calls`, o.tool_calls);
+    msg.content = contentText(f.where, name, o.content, (msg.toolCalls?.length ?? 0) > 0);
+    if (tool) {
+      if (typeof o.tool_call_id !== "string") bad(f.where, `${name}.tool_call_id`, "the id of the call this message answers (a string)");
+      msg.toolCallId = o.tool_call_id;
+      const fn = o.name ?? "";
+      if (typeof fn !== "string") bad(f.where, `${name}.name`, "a string");
+      msg.name = fn;
+    }
+    return msg;
   });
 }
 
@@ -98,6 +123,7 @@ export function parseRequest(where: string, kind: "chat" | "prompt", request: un
   }
   const f = new Fields(where, o);
   const input: Input = kind === "chat" ? { kind, messages: messages(f) } : { kind, prompt: prompt(f) };
+  const tools = kind === "chat" ? toolRequest(where, f.get("tools"), f.get("tool_choice"), f.get("parallel_tool_calls")) : undefined;
   const model = f.string("model");
 
   f.number("n", 1, 1, true, "1 (one choice per request)");
@@ -151,8 +177,11 @@ export function parseRequest(where: string, kind: "chat" | "prompt", request: un
     } else if (format.type !== "text") bad(where, "response_format.type", '"text", "json_object" or "json_schema"');
     if (jsonSchema !== undefined && grammar !== undefined) bad(where, "grammar", "left out when response_format asks for JSON");
   }
+  if (grammar !== undefined && toolsActive(tools)) bad(where, "grammar", "left out when tools may be called");
+  if (jsonSchema !== undefined && toolsActive(tools)) bad(where, "response_format", "left out (or text) when tools may be called");
 
   const stream = f.boolean("stream") ?? false;
+  if (stream && logprobs && toolsActive(tools)) bad(where, "logprobs", "left out when tools may be called in a stream");
   let includeUsage = false;
   const so = f.get("stream_options") as Record<string, unknown> | undefined;
   if (so !== undefined) {
@@ -183,6 +212,7 @@ export function parseRequest(where: string, kind: "chat" | "prompt", request: un
     repeatPenalty: f.number("repeat_penalty", Number.MIN_VALUE, Number.MAX_VALUE, false, "a number > 0"),
     grammar,
     jsonSchema,
+    tools,
   };
   return { input, options, model, stream, includeUsage, signal: signal ?? (requestSignal as AbortSignal | undefined) };
 }

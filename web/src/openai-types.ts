@@ -3,18 +3,67 @@
 // return them: OpenAI's field names, plus the extras top_k, min_p,
 // repeat_penalty and grammar.
 
-export type Role = "system" | "user" | "assistant";
+export type Role = "system" | "user" | "assistant" | "tool";
 
 export interface ChatCompletionContentPartText {
   type: "text";
   text: string;
 }
 
-export interface ChatCompletionMessageParam {
-  role: Role;
+export interface ChatCompletionSystemMessageParam {
+  role: "system";
   /** Text, or text parts (joined in order). */
   content: string | ChatCompletionContentPartText[];
 }
+export interface ChatCompletionUserMessageParam {
+  role: "user";
+  content: string | ChatCompletionContentPartText[];
+}
+export interface ChatCompletionAssistantMessageParam {
+  role: "assistant";
+  /** May be null or left out when the turn calls tools. */
+  content?: string | ChatCompletionContentPartText[] | null;
+  tool_calls?: ChatCompletionMessageToolCall[] | null;
+}
+/** A tool's result, answering the call tool_call_id. */
+export interface ChatCompletionToolMessageParam {
+  role: "tool";
+  content: string | ChatCompletionContentPartText[];
+  tool_call_id: string;
+  /** The function's name (some templates show it). */
+  name?: string;
+}
+export type ChatCompletionMessageParam =
+  | ChatCompletionSystemMessageParam
+  | ChatCompletionUserMessageParam
+  | ChatCompletionAssistantMessageParam
+  | ChatCompletionToolMessageParam;
+
+/** A call the assistant made: arguments is JSON text (as the model wrote it). */
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface FunctionDefinition {
+  /** 1-64 letters, digits, '_' or '-'; unique among the tools. */
+  name: string;
+  description?: string;
+  /** A JSON Schema for the arguments; the calls are constrained to it (a schema that cannot be is an error naming the tool). */
+  parameters?: Record<string, unknown>;
+  strict?: boolean | null;
+}
+export interface ChatCompletionTool {
+  type: "function";
+  function: FunctionDefinition;
+}
+export interface ChatCompletionNamedToolChoice {
+  type: "function";
+  function: { name: string };
+}
+/** "auto" (default): the model decides; "none": no calls; "required": at least one; named: that function. */
+export type ChatCompletionToolChoiceOption = "none" | "auto" | "required" | ChatCompletionNamedToolChoice;
 
 export type ResponseFormat =
   | { type: "text" }
@@ -65,6 +114,16 @@ export interface ChatCompletionCreateParams extends SamplingParams {
   logprobs?: boolean | null;
   /** 0..20 most likely alternatives per token; needs logprobs: true. */
   top_logprobs?: number | null;
+  /**
+   * Functions the model may call, described by the chat template. Calls are
+   * read back only from templates whose calls are JSON (Hermes/Qwen's
+   * <tool_call>, Llama 3.x); a template that shows no calls (SmolLM2's own)
+   * answers with text, as llama-server does.
+   */
+  tools?: ChatCompletionTool[] | null;
+  tool_choice?: ChatCompletionToolChoiceOption | null;
+  /** Default: whether the template can show two calls in one turn. */
+  parallel_tool_calls?: boolean | null;
 }
 export interface ChatCompletionCreateParamsStreaming extends ChatCompletionCreateParams {
   stream: true;
@@ -88,8 +147,11 @@ export interface ChoiceLogprobs {
   refusal: null;
 }
 
-/** "stop": end of generation or a stop string; "length": max_tokens or a full context. */
-export type FinishReason = "stop" | "length";
+/**
+ * "stop": end of generation or a stop string; "length": max_tokens or a full
+ * context; "tool_calls": the answer ends with tool calls.
+ */
+export type FinishReason = "stop" | "length" | "tool_calls";
 
 export interface CompletionUsage {
   prompt_tokens: number;
@@ -104,7 +166,8 @@ export interface ChatCompletion {
   model: string;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string; refusal: null };
+    /** tool_calls only when the answer calls tools; content is then the text before the calls (often ""). */
+    message: { role: "assistant"; content: string; refusal: null; tool_calls?: ChatCompletionMessageToolCall[] };
     logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
@@ -119,12 +182,21 @@ export interface ChatCompletionChunk {
   /** Empty in the usage chunk that ends a stream with stream_options.include_usage. */
   choices: {
     index: number;
-    delta: { role?: "assistant"; content?: string };
+    delta: { role?: "assistant"; content?: string; tool_calls?: ChatCompletionChunkToolCall[] };
     logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** With stream_options.include_usage: null but on the last chunk. */
   usage?: CompletionUsage | null;
+}
+
+/** A tool call in a stream: each call comes whole, in one delta, once it is complete. */
+export interface ChatCompletionChunkToolCall {
+  /** Which call of the answer (0, 1, ...). */
+  index: number;
+  id?: string;
+  type?: "function";
+  function?: { name?: string; arguments?: string };
 }
 
 export interface CompletionCreateParams extends SamplingParams {

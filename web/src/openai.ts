@@ -4,6 +4,7 @@
 // Node tests).
 import { EngineError } from "./errors.js";
 import { type Input, type Parsed, parseRequest } from "./openai-request.js";
+import { ToolAnswer } from "./openai-tool-response.js";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -15,9 +16,12 @@ import type {
   RequestOptions,
   TopLogprob,
 } from "./openai-types.js";
-import type { GenerationStats, WireLogprobs, WireOptions, WireTokenLogprob } from "./protocol.js";
+import type { GenerationStats, WireLogprobs, WireOptions, WireTokenLogprob, WireToolOutput } from "./protocol.js";
 
-export type RunEvent = { type: "piece"; text: string; logprobs?: WireLogprobs } | { type: "done"; stats: GenerationStats };
+/** A piece's `tools`: the engine's parse of the answer so far, when options.tools lets the model call them. */
+export type RunEvent =
+  | { type: "piece"; text: string; logprobs?: WireLogprobs; tools?: WireToolOutput }
+  | { type: "done"; stats: GenerationStats };
 
 /** What the OpenAI layer needs from an engine. */
 export interface Backend {
@@ -91,16 +95,18 @@ async function* events(s: { first: RunEvent; rest: AsyncIterator<RunEvent> }): A
 async function collect(s: { first: RunEvent; rest: AsyncIterator<RunEvent> }) {
   let text = "";
   const logprobs: WireLogprobs[] = [];
+  const answer = new ToolAnswer();
   let stats: GenerationStats | null = null;
   for await (const e of events(s)) {
     if (e.type === "done") stats = e.stats;
     else {
       text += e.text;
+      answer.add(e.text, e.tools);
       if (e.logprobs) logprobs.push(e.logprobs);
     }
   }
   if (!stats) throw new EngineError("internal", "the generation ended without statistics");
-  return { text, logprobs, stats };
+  return { text, logprobs, stats, answer };
 }
 
 export async function createChatCompletion(
@@ -115,7 +121,9 @@ export async function createChatCompletion(
   const wantLogprobs = p.options.logprobs === true;
   const s = await start(backend, p);
   if (!p.stream) {
-    const { text, logprobs, stats } = await collect(s);
+    const { logprobs, stats, answer } = await collect(s);
+    const { content, tool_calls } = answer.message();
+    const reason = finishReason(stats.stop);
     return {
       id,
       object: "chat.completion",
@@ -124,9 +132,9 @@ export async function createChatCompletion(
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: text, refusal: null },
+          message: { role: "assistant", content, refusal: null, ...(tool_calls ? { tool_calls } : {}) },
           logprobs: wantLogprobs ? { content: logprobs.map(chatLogprob), refusal: null } : null,
-          finish_reason: finishReason(stats.stop),
+          finish_reason: tool_calls && reason === "stop" ? "tool_calls" : reason,
         },
       ],
       usage: usage(stats),
@@ -145,6 +153,9 @@ export async function createChatCompletion(
     // Log-probabilities of tokens whose text is still held back go out with the next text.
     let pending: ChatCompletionTokenLogprob[] = [];
     let stats: GenerationStats | null = null;
+    // With tools: content and whole calls as the engine's parses reveal them (logprobs are refused).
+    const answer = new ToolAnswer();
+    const deltaChunk = (delta: ChatCompletionChunk["choices"][0]["delta"]) => chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
     for await (const e of events(s)) {
       if (e.type === "done") {
         stats = e.stats;
@@ -152,18 +163,28 @@ export async function createChatCompletion(
       }
       if (wantLogprobs && e.logprobs) pending.push(chatLogprob(e.logprobs));
       if (!e.text) continue;
+      answer.add(e.text, e.tools);
+      if (answer.reading) {
+        for (const d of answer.deltas(false)) yield deltaChunk(d);
+        continue;
+      }
       yield chunk([
         { index: 0, delta: { content: e.text }, logprobs: wantLogprobs ? { content: pending, refusal: null } : null, finish_reason: null },
       ]);
       pending = [];
     }
     if (!stats) throw new EngineError("internal", "the generation ended without statistics");
+    let reason = finishReason(stats.stop);
+    if (answer.reading) {
+      for (const d of answer.deltas(true)) yield deltaChunk(d);
+      if (answer.called && reason === "stop") reason = "tool_calls";
+    }
     yield chunk([
       {
         index: 0,
         delta: {},
         logprobs: wantLogprobs && pending.length ? { content: pending, refusal: null } : null,
-        finish_reason: finishReason(stats.stop),
+        finish_reason: reason,
       },
     ]);
     if (p.includeUsage) yield chunk([], usage(stats));

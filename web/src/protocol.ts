@@ -128,6 +128,45 @@ export interface WireOptions {
   grammar?: string;
   /** JSON Schema text ('{"type":"object"}' for any object). */
   jsonSchema?: string;
+  /** Functions the model may call (chat only): described by the template, calls constrained and read back. */
+  tools?: WireTools;
+}
+
+/** A function the model may call; parameters is its JSON Schema as JSON text ("" = {}). */
+export interface WireTool {
+  name: string;
+  description: string;
+  parameters: string;
+}
+
+/** OpenAI's tools, tool_choice and parallel_tool_calls as the engine takes them (smolinfer::ToolRequest). */
+export interface WireTools {
+  tools: WireTool[];
+  choice: "auto" | "none" | "required" | "named";
+  /** choice "named": the function. */
+  function?: string;
+  /** Absent: what the template renders (llama-server's default). */
+  parallel?: boolean;
+}
+
+/** A call an assistant turn made; arguments is JSON text. */
+export interface WireToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * The answer so far read for tool calls (smolinfer::parse_tool_output):
+ * "complete" when content and closed calls account for all of it,
+ * "incomplete" when it ends inside a call, "invalid" when no call can be
+ * what follows. calls[0..closed) are complete.
+ */
+export interface WireToolOutput {
+  status: "complete" | "incomplete" | "invalid";
+  content: string;
+  calls: { name: string; arguments: string }[];
+  closed: number;
 }
 
 /** One token's log-probability (natural log) and raw bytes. */
@@ -145,6 +184,17 @@ export interface WireLogprobs extends WireTokenLogprob {
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;
+}
+
+/** A chat message as the worker and the WebAssembly engine take it: also tool calls and tool results. */
+export interface WireChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  /** assistant: the calls it made. */
+  toolCalls?: WireToolCall[];
+  /** tool: the call this result answers, and (optionally) its function. */
+  toolCallId?: string;
+  name?: string;
 }
 
 export interface GenerationStats {
@@ -190,9 +240,17 @@ export type Request =
       /** What a relative model URL is relative to (the page). */
       baseUrl: string;
     }
-  | { id: number; op: "load"; source: SourceSpec; contextSize?: number; flashAttention?: "auto" | "on" | "off" }
+  | {
+      id: number;
+      op: "load";
+      source: SourceSpec;
+      contextSize?: number;
+      flashAttention?: "auto" | "on" | "off";
+      /** A Jinja chat template used instead of the file's. */
+      chatTemplate?: string;
+    }
   | { id: number; op: "generate"; prompt: string; options: WireOptions }
-  | { id: number; op: "chat"; messages: ChatMessage[]; options: WireOptions }
+  | { id: number; op: "chat"; messages: WireChatMessage[]; options: WireOptions }
   | { id: number; op: "tokenize"; text: string; special: boolean }
   | { id: number; op: "detokenize"; ids: number[] }
   // Each input's embedding (a text, or token ids), L2-normalised unless normalize is false.
@@ -210,7 +268,7 @@ export type Response =
   | { id: number; type: "result"; value: unknown }
   | { id: number; type: "error"; error: ErrorInfo }
   | { id: number; type: "progress"; progress: LoadProgress }
-  | { id: number; type: "piece"; text: string; generated: number; logprobs?: WireLogprobs };
+  | { id: number; type: "piece"; text: string; generated: number; logprobs?: WireLogprobs; tools?: WireToolOutput };
 
 export interface InitResult {
   threads: number;

@@ -20,6 +20,8 @@ import type {
   WasmAssets,
   WireLogprobs,
   WireOptions,
+  WireTool,
+  WireToolOutput,
 } from "./protocol.js";
 import { SAVE_SLICE, type SavedReader } from "./stored-model.js";
 import { chooseBuild, probeRelaxedSimd } from "./wasm-features.js";
@@ -32,11 +34,18 @@ interface WasmEngine {
   unload(): void;
   loaded(): boolean;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): { ids?: Int32Array; error?: string };
-  chatTokens(messages: object[], addGenerationPrompt: boolean): { ids?: Int32Array; error?: string };
+  chatTokens(messages: object[], addGenerationPrompt: boolean, tools: WireTool[]): { ids?: Int32Array; error?: string };
   detokenize(ids: number[], special: boolean): { text?: string; error?: string };
   embed(input: string | number[], normalize: boolean): { vector?: Float32Array; tokens?: number; error?: string };
   start(ids: Int32Array, options: object): { error?: string };
-  next(): { done: boolean; text?: string; logprobs?: WireLogprobs; stats?: Record<string, unknown>; error?: string };
+  next(): {
+    done: boolean;
+    text?: string;
+    logprobs?: WireLogprobs;
+    tools?: WireToolOutput;
+    stats?: Record<string, unknown>;
+    error?: string;
+  };
   cancel(): Record<string, unknown>;
 }
 interface WasmModule {
@@ -581,6 +590,7 @@ async function load(
   source: SourceSpec,
   contextSize: number | undefined,
   flashAttention: "auto" | "on" | "off" | undefined,
+  chatTemplate: string | undefined,
 ): Promise<ModelInfo> {
   const m = wasm!;
   engine!.unload(); // a failed load leaves no model loaded
@@ -593,7 +603,7 @@ async function load(
   }
   const size = parts.reduce((a, p) => a + p.size, 0);
   progress({ phase: "init", loaded: size, total: size, bytesPerSecond: 0, etaSeconds: NaN });
-  const options = { threads, contextSize: contextSize ?? 0, exact, flashAttention: flashAttention ?? "auto" };
+  const options = { threads, contextSize: contextSize ?? 0, exact, flashAttention: flashAttention ?? "auto", chatTemplate };
   // The engine takes the buffers, also when it fails.
   const result =
     parts.length === 1
@@ -654,7 +664,7 @@ async function generate(id: number, ids: Int32Array, options: WireOptions): Prom
     // A token whose text is held back still brings its log-probabilities.
     if (r.text || r.logprobs) {
       generated++;
-      post({ id, type: "piece", text: r.text ?? "", generated, logprobs: r.logprobs });
+      post({ id, type: "piece", text: r.text ?? "", generated, logprobs: r.logprobs, tools: r.tools });
     }
     await yieldToEvents();
   }
@@ -757,11 +767,13 @@ async function handle(req: Request): Promise<unknown> {
   if (running) throw busyError(req.op);
   running = { id: req.id, op: req.op === "load" ? "load" : "generate" };
   try {
-    if (req.op === "load") return await load(req.id, req.source, req.contextSize, req.flashAttention);
+    if (req.op === "load") return await load(req.id, req.source, req.contextSize, req.flashAttention, req.chatTemplate);
     if (req.op === "embed") return await embed(req.id, req.inputs, req.normalize);
     const e = requireLoaded();
     const ids =
-      req.op === "chat" ? tokens(e.chatTokens(req.messages, true)) : tokens(e.tokenize(req.prompt, true, true));
+      req.op === "chat"
+        ? tokens(e.chatTokens(req.messages, true, req.options.tools?.tools ?? []))
+        : tokens(e.tokenize(req.prompt, true, true));
     return await generate(req.id, ids, req.options);
   } finally {
     running = null;

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 
-import { loadWasm, repoRoot } from "./wasm-module.mjs";
+import { loadWasm, repoRoot, wasmBackend } from "./wasm-module.mjs";
 
 const modelPath = process.env.SMOLINFER_MODEL;
 if (!modelPath) throw new Error("SMOLINFER_MODEL is not set: run the tests with 'make test', which fetches the model");
@@ -102,7 +102,7 @@ test("tokenization matches llama.cpp on every golden string", () => {
 function expectGoldenChats(engine, file) {
   for (const c of golden(file).cases.filter((c) => c.mode === "chat").slice(0, 3)) {
     const messages = [...(c.system ? [{ role: "system", content: c.system }] : []), { role: "user", content: c.text }];
-    const prompt = engine.chatTokens(messages, true);
+    const prompt = engine.chatTokens(messages, true, []);
     assert.deepEqual(Array.from(prompt.ids), c.prompt_ids, c.name);
     const n = 24;
     assert.equal(engine.start(prompt.ids, { maxTokens: n, temperature: 0 }).error, undefined);
@@ -134,13 +134,13 @@ test("with flashAttention off they match llama.cpp's -fa off run", () => {
 
 test("a second chat turn reuses the cached conversation", () => {
   const first = [{ role: "user", content: "Name a color." }];
-  const p1 = engine.chatTokens(first, true).ids;
+  const p1 = engine.chatTokens(first, true, []).ids;
   engine.start(p1, { maxTokens: 8, temperature: 0 });
   let answer = "";
   let r;
   while (!(r = engine.next()).done) answer += r.text;
   const second = [...first, { role: "assistant", content: answer }, { role: "user", content: "Another one?" }];
-  const stats = engine.start(engine.chatTokens(second, true).ids, { maxTokens: 4, temperature: 0 });
+  const stats = engine.start(engine.chatTokens(second, true, []).ids, { maxTokens: 4, temperature: 0 });
   assert.ok(stats.reusedTokens >= p1.length, `reused ${stats.reusedTokens} of ${p1.length}`);
   while (!engine.next().done);
 });
@@ -156,7 +156,7 @@ test("bad options and prompts are errors, not crashes", () => {
   assert.match(engine.start(ids, { temperature: -1 }).error, /temperature/);
   assert.match(engine.start(new Int32Array([]), {}).error, /empty/);
   assert.match(engine.start(new Int32Array(2000).fill(100), {}).error, /context holds 1024/);
-  assert.match(engine.chatTokens([{ role: "robot", content: "x" }], true).error, /role 'robot'/);
+  assert.match(engine.chatTokens([{ role: "robot", content: "x" }], true, []).error, /role 'robot'/);
 });
 
 test("a file that is not GGUF is a clear error and the engine stays usable", () => {
@@ -215,39 +215,7 @@ if (!fs.existsSync(path.join(site, "openai.js"))) throw new Error("build/web/sit
 const { createChatCompletion, createCompletion } = await import(path.join(site, "openai.js"));
 const { EngineError } = await import(path.join(site, "errors.js"));
 
-const backend = {
-  modelName: () => "SmolLM2-135M-Instruct",
-  contextSize: () => 1024,
-  run(input, options, signal) {
-    return {
-      async *[Symbol.asyncIterator]() {
-        const prompt = input.kind === "chat" ? engine.chatTokens(input.messages, true) : engine.tokenize(input.prompt, true, true);
-        if (prompt.error) throw new EngineError("bad_input", prompt.error);
-        if (signal?.aborted) throw new EngineError("aborted", "aborted by the caller");
-        const wire = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-        const started = engine.start(prompt.ids, wire);
-        if (started.error) throw new EngineError("bad_input", started.error);
-        let finished = false;
-        try {
-          for (;;) {
-            if (signal?.aborted) throw new EngineError("aborted", "aborted by the caller");
-            const r = engine.next();
-            if (r.error) throw new EngineError("internal", r.error);
-            if (r.done) {
-              finished = true;
-              yield { type: "done", stats: r.stats };
-              return;
-            }
-            if (r.text || r.logprobs) yield { type: "piece", text: r.text, logprobs: r.logprobs };
-            await new Promise((resolve) => setImmediate(resolve));
-          }
-        } finally {
-          if (!finished) engine.cancel();
-        }
-      },
-    };
-  },
-};
+const backend = wasmBackend(engine, EngineError, { modelName: "SmolLM2-135M-Instruct", contextSize: 1024 });
 const chatCreate = (request, options) => createChatCompletion(backend, request, options);
 const completionCreate = (request, options) => createCompletion(backend, request, options);
 
@@ -271,7 +239,7 @@ async function chunksOf(iterable) {
 }
 
 test("chat.completions.create: a completion of OpenAI's shape, greedy text as chat()'s, usage", async () => {
-  const promptIds = engine.chatTokens(hello, true).ids;
+  const promptIds = engine.chatTokens(hello, true, []).ids;
   const raw = rawGreedy(promptIds, 12);
   const c = await chatCreate({ model: "smol", messages: hello, max_tokens: 12, temperature: 0 });
   assert.deepEqual(sortedKeys(c), ["choices", "created", "id", "model", "object", "usage"]);
@@ -295,6 +263,20 @@ test("chat.completions.create: an answer that ends by itself finishes with 'stop
   const c = await chatCreate({ messages: [{ role: "user", content: "Reply with one word: yes or no?" }], max_tokens: 60, temperature: 0 });
   assert.equal(c.choices[0].finish_reason, "stop", JSON.stringify(c.choices[0].message.content));
   assert.ok(c.usage.completion_tokens < 60);
+});
+
+// SmolLM2's own template shows no tool calls: llama-server neither describes
+// the tools nor reads calls (tests/server/test_tools.py checks the server
+// does the same), so the answer is the one without tools, as text.
+test("chat.completions.create with tools on a template without calls: the answer without tools", async () => {
+  const add = { type: "function", function: { name: "add", parameters: { type: "object", properties: { a: { type: "integer" } } } } };
+  const plain = await chatCreate({ messages: hello, max_tokens: 12, temperature: 0 });
+  const withTools = await chatCreate({ messages: hello, tools: [add], tool_choice: "required", max_tokens: 12, temperature: 0 });
+  assert.deepEqual(withTools.choices, plain.choices);
+  assert.deepEqual(withTools.usage, plain.usage);
+  const chunks = await chunksOf(await chatCreate({ messages: hello, tools: [add], max_tokens: 12, temperature: 0, stream: true }));
+  assert.equal(chunks.map((c) => c.choices[0].delta.content ?? "").join(""), plain.choices[0].message.content);
+  assert.ok(chunks.every((c) => !("tool_calls" in c.choices[0].delta)));
 });
 
 test("chat.completions.create with stream: role chunk, content deltas, finish chunk, usage chunk", async () => {
@@ -418,7 +400,8 @@ test("bad requests are bad_input errors naming the field", async () => {
     [{ messages: hello, response_format: { type: "json_schema", json_schema: { name: "x" } } }, "'response_format.json_schema.schema' must be a JSON Schema object"],
     [{ messages: hello, response_format: { type: "json_object" }, grammar: "root ::= \"a\"" }, "'grammar' must be left out"],
     [{ messages: hello, stream_options: { include_usage: true } }, "'stream_options' must be left out unless stream is true"],
-    [{ messages: [{ role: "tool", content: "x" }] }, "'messages[0].role' must be"],
+    [{ messages: [{ role: "robot", content: "x" }] }, "'messages[0].role' must be \"system\", \"user\", \"assistant\" or \"tool\""],
+    [{ messages: [{ role: "tool", content: "x" }] }, "'messages[0].tool_call_id' must be the id of the call"],
     [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] }, "'messages[0].content[0]' must be"],
     [{ messages: [] }, "'messages' must be a non-empty array"],
     [{ messages: hello, max_tokens: -1 }, "'max_tokens' must be an integer"],

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "runtime/sha256.h"
+#include "smolinfer/error.h"
 #include "smolinfer/session.h"
+#include "smolinfer/tools.h"
 
 using emscripten::val;
 
@@ -56,6 +58,77 @@ std::vector<LogitBias> logit_bias_option(const val& o) {
     const int n = pairs["length"].as<int>();
     for (int i = 0; i < n; ++i) out.push_back({pairs[i][0].as<int32_t>(), pairs[i][1].as<float>()});
     return out;
+}
+
+bool present(const val& o, const char* name) {
+    return !o.isUndefined() && !o.isNull() && !o[name].isUndefined() && !o[name].isNull();
+}
+
+// A chat message: { role, content } plus an assistant's toolCalls
+// ([{ id, name, arguments }]) or a tool result's toolCallId and name.
+ChatMessage message_from(const val& m) {
+    ChatMessage msg{m["role"].as<std::string>(), m["content"].as<std::string>()};
+    if (present(m, "toolCalls")) {
+        const val calls = m["toolCalls"];
+        const int n = calls["length"].as<int>();
+        for (int k = 0; k < n; ++k) {
+            msg.tool_calls.push_back({calls[k]["id"].as<std::string>(), calls[k]["name"].as<std::string>(),
+                                      calls[k]["arguments"].as<std::string>()});
+        }
+    }
+    if (present(m, "toolCallId")) msg.tool_call_id = m["toolCallId"].as<std::string>();
+    if (present(m, "name")) msg.name = m["name"].as<std::string>();
+    return msg;
+}
+
+// [{ name, description, parameters }] (parameters: JSON Schema text, "" = {}).
+std::vector<Tool> tools_from(const val& list) {
+    std::vector<Tool> tools;
+    if (list.isUndefined() || list.isNull()) return tools;
+    const int n = list["length"].as<int>();
+    for (int i = 0; i < n; ++i) {
+        tools.push_back({list[i]["name"].as<std::string>(), list[i]["description"].as<std::string>(),
+                         list[i]["parameters"].as<std::string>()});
+    }
+    return tools;
+}
+
+// The options' "tools": { tools, choice: "auto" | "none" | "required" |
+// "named", function (named), parallel (absent: the template's default) }.
+ToolRequest tool_request_option(const val& o) {
+    ToolRequest r;
+    if (!present(o, "tools")) return r;
+    const val t = o["tools"];
+    r.tools = tools_from(t["tools"]);
+    const std::string choice = option<std::string>(t, "choice", "auto");
+    if (choice == "auto") r.choice = ToolChoice::Auto;
+    else if (choice == "none") r.choice = ToolChoice::None;
+    else if (choice == "required") r.choice = ToolChoice::Required;
+    else if (choice == "named") r.choice = ToolChoice::Named;
+    else throw Error("tools.choice must be \"auto\", \"none\", \"required\" or \"named\" (got \"" + choice + "\")");
+    r.function = option<std::string>(t, "function", "");
+    if (present(t, "parallel")) r.parallel = t["parallel"].as<bool>();
+    return r;
+}
+
+// What parse_tool_output read from the answer so far: { status: "complete" |
+// "incomplete" | "invalid", content, calls: [{ name, arguments }], closed }.
+val tool_output_object(const ToolOutput& out) {
+    val r = val::object();
+    r.set("status", std::string(out.status == ToolOutput::Status::Complete     ? "complete"
+                                : out.status == ToolOutput::Status::Incomplete ? "incomplete"
+                                                                               : "invalid"));
+    r.set("content", out.content);
+    val calls = val::array();
+    for (const ToolCall& c : out.calls) {
+        val call = val::object();
+        call.set("name", c.name);
+        call.set("arguments", c.arguments);
+        calls.call<void>("push", call);
+    }
+    r.set("calls", calls);
+    r.set("closed", int(out.closed));
+    return r;
 }
 
 val stats_object(const GenerationStats& st) {
@@ -125,16 +198,19 @@ public:
         }
     }
 
-    val chat_tokens(val messages, bool add_generation_prompt) {
+    // `tools` ([{ name, description, parameters }], may be empty) are
+    // described by the template when it knows how; a bad one is an error
+    // naming it (check_tools, as the server's 400).
+    val chat_tokens(val messages, bool add_generation_prompt, val tools) {
         if (!session_) return error("no model is loaded");
         try {
             std::vector<ChatMessage> m;
             const int n = messages["length"].as<int>();
-            for (int i = 0; i < n; ++i) {
-                m.push_back({messages[i]["role"].as<std::string>(), messages[i]["content"].as<std::string>()});
-            }
+            for (int i = 0; i < n; ++i) m.push_back(message_from(messages[i]));
+            const std::vector<Tool> t = tools_from(tools);
+            check_tools(t);
             val r = val::object();
-            r.set("ids", int32_array(session_->tokenize_chat(m, add_generation_prompt)));
+            r.set("ids", int32_array(session_->tokenize_chat(m, add_generation_prompt, t)));
             return r;
         } catch (const std::exception& e) {
             return error(e.what());
@@ -169,10 +245,15 @@ public:
         }
     }
 
-    // Evaluates the prompt; then next() gives one piece per call.
+    // Evaluates the prompt; then next() gives one piece per call. With
+    // options.tools the template's tool calls are constrained (plan_tools,
+    // as smolinfer serve) and each piece brings the answer so far read back
+    // (`tools`, see tool_output_object).
     val start(val prompt_ids, val options) {
         if (!session_) return error("no model is loaded");
         generation_.reset();
+        tool_plan_ = {};
+        answer_.clear();
         try {
             GenerateOptions o;
             o.max_tokens = option<int>(options, "maxTokens", 256);
@@ -192,8 +273,19 @@ public:
             o.top_logprobs = option<int>(options, "topLogprobs", 0);
             o.grammar = option<std::string>(options, "grammar", "");
             o.json_schema = option<std::string>(options, "jsonSchema", "");
+            const ToolRequest tools = tool_request_option(options);
+            check_tools(tools.tools);
+            ToolPlan plan = plan_tools(session_->tool_syntax(true), tools);
+            if (plan.grammar) {
+                if (!o.grammar.empty() || !o.json_schema.empty()) {
+                    throw Error("grammar and jsonSchema: leave them out when tools may be called");
+                }
+                o.grammar = std::move(plan.grammar->gbnf);
+                o.grammar_triggers = std::move(plan.grammar->triggers);
+            }
             const auto ids = ids_from(prompt_ids);
             generation_ = session_->start(ids, o);
+            tool_plan_ = std::move(plan);
             return stats_object(generation_->stats());
         } catch (const std::exception& e) {
             return error(e.what());
@@ -210,6 +302,11 @@ public:
                 r.set("token", event->token);
                 r.set("text", std::string(event->text));
                 if (event->logprobs) r.set("logprobs", logprobs_object(*event->logprobs));
+                if (tool_plan_.parse && !event->text.empty()) {
+                    answer_ += event->text;
+                    r.set("tools", tool_output_object(parse_tool_output(session_->tool_syntax(true), tool_plan_.names,
+                                                                        tool_plan_.parallel, answer_)));
+                }
             } else {
                 r.set("stats", stats_object(generation_->stats()));
             }
@@ -259,6 +356,8 @@ private:
                 return error("flashAttention must be \"auto\", \"on\" or \"off\" (got \"" + fa + "\")");
             }
             o.flash_attention = *flash;
+            // A template used instead of the file's (llama-server's --chat-template-file).
+            if (present(options, "chatTemplate")) o.chat_template = options["chatTemplate"].as<std::string>();
             session_ = open_session(o);
         } catch (const std::exception& e) {
             return error(e.what());
@@ -293,6 +392,8 @@ private:
 
     std::unique_ptr<Session> session_;
     std::unique_ptr<Generation> generation_;
+    ToolPlan tool_plan_;  // the running generation's: parse set when its answer is read for calls
+    std::string answer_;  // the text so far, when it is
 };
 
 }  // namespace smolinfer::web
