@@ -75,7 +75,8 @@ fuzz-build:
 	cmake --build --preset fuzz
 
 # Speed next to llama.cpp (native) and wllama (in Chromium) and against the
-# decode roofline: prints a table, writes bench/RESULTS.md (bench/run).
+# decode roofline: prints a table, writes bench/results/<host class>.md and
+# its index bench/RESULTS.md (bench/run).
 .PHONY: bench
 bench: native package
 	$(EMENV) cmake --build --preset wasm-st --target kernel-bench-simd128 kernel-bench-relaxed

@@ -4,7 +4,7 @@
 // token counts and threads, plus the memory roofline for decoding
 // (roofline.mjs), plus `smolinfer serve` next to llama-server under
 // concurrent streams (serve_bench.mjs). Prints the report (report.mjs) and writes it to
-// bench/RESULTS.md; the raw numbers go to build/bench/results.json. Exits
+// bench/results/<host class>.md (indexed in bench/RESULTS.md); the raw numbers go to build/bench/results.json. Exits
 // 1 if any part failed (the report then says what is missing and why).
 //
 // Inputs (environment; bench/run sets the paths):
@@ -28,7 +28,8 @@
 //   BENCH_BROWSERS    the browser part's browsers (default chromium,firefox)
 //   BENCH_SETTLE_SECONDS      wait at most this long for the load average to fall below 0.5 first (default 120, quick 0)
 //   BENCH_SERVE_*     the serve part's settings (serve_bench.mjs lists them; it runs on the first of BENCH_MODELS)
-//   BENCH_OUT         where to write the report (default bench/RESULTS.md; quick: build/bench/RESULTS-quick.md)
+//   BENCH_OUT         where to write the report (default bench/results/<host class>[.<parts>].md, indexed
+//                     in bench/RESULTS.md: results_store.mjs; quick: build/bench/RESULTS-quick.md)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +43,7 @@ import { runEmbeddings } from "./embeddings.mjs";
 import { runLarge } from "./large.mjs";
 import { runNative } from "./native.mjs";
 import { report } from "./report.mjs";
+import { reportFile, writeIndex } from "./results_store.mjs";
 import { measureRoofline } from "./roofline.mjs";
 import { runServe, serveConfig } from "./serve_bench.mjs";
 
@@ -49,6 +51,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const env = process.env;
 const log = (...a) => console.error(...a);
+
+// Every part, in the order they run (contention last: it loads every core on purpose).
+const allParts = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"];
 
 function readConfig() {
   const quick = env.BENCH_QUICK === "1";
@@ -64,7 +69,7 @@ function readConfig() {
     nativeReps: positiveInt("BENCH_REPS", quick ? 1 : 5),
     browserReps: positiveInt("BENCH_REPS", quick ? 1 : 3),
     threads: list(env.BENCH_THREADS, ["1", "2"]).map(Number),
-    parts: new Set(list(env.BENCH_PARTS, ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"])),
+    parts: new Set(list(env.BENCH_PARTS, allParts)),
     embeddingBrowsers: list(env.BENCH_EMBEDDING_BROWSERS, ["chromium"]),
     embeddingModels: list(env.BENCH_EMBEDDING_MODELS, []).map((kv) => ({ key: kv.slice(0, kv.indexOf("=")), file: kv.slice(kv.indexOf("=") + 1) })),
     llamaEmbedding: env.LLAMA_EMBEDDING ?? "",
@@ -75,15 +80,14 @@ function readConfig() {
     wllamaFaAuto: env.BENCH_WLLAMA_FA_AUTO === "1",
     browsers: list(env.BENCH_BROWSERS, ["chromium", "firefox"]),
     serve: serveConfig(env, quick),
-    out: env.BENCH_OUT ?? (quick ? path.join(repo, "build", "bench", "RESULTS-quick.md") : path.join(here, "RESULTS.md")),
+    out: env.BENCH_OUT ?? (quick ? path.join(repo, "build", "bench", "RESULTS-quick.md") : ""),
   };
   if (!config.models.length) throw new Error("BENCH_MODELS is empty (run bench/run, or set BENCH_MODELS=Q4_1=/path/to/model.gguf)");
   for (const m of config.models) if (!m.key || !fs.existsSync(m.file)) throw new Error(`BENCH_MODELS: no model file for "${m.key}": ${m.file}`);
   if (config.threads.some((t) => !Number.isInteger(t) || t < 1)) throw new Error("BENCH_THREADS must be positive integers");
   // "grammar" is run by bench/run itself (bench/grammar_bench.cpp).
   config.parts.delete("grammar");
-  const known = ["native", "browser", "roofline", "serve", "contention", "depth", "large", "avx2", "embeddings", "embeddings-browser"];
-  for (const p of config.parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
+  for (const p of config.parts) if (!allParts.includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
   if (["native", "contention", "depth", "large"].some((p) => config.parts.has(p)) && !config.llamaBench) {
     throw new Error("LLAMA_BENCH is not set (bench/run builds it)");
   }
@@ -164,12 +168,14 @@ machine.loadEnd = loadavg();
 machine.minutes = ((Date.now() - started) / 60000).toFixed(1);
 machine.partMinutes = partMinutes;
 const text = report(config, results, machine);
-fs.mkdirSync(path.dirname(config.out), { recursive: true });
-fs.writeFileSync(config.out, text);
+const out = config.out || reportFile(here, machine, config.parts, allParts);
+fs.mkdirSync(path.dirname(out), { recursive: true });
+fs.writeFileSync(out, text);
+if (!config.out) writeIndex(here);
 const raw = path.join(repo, "build", "bench", config.quick ? "results-quick.json" : "results.json");
 fs.mkdirSync(path.dirname(raw), { recursive: true });
 fs.writeFileSync(raw, JSON.stringify({ config: { ...config, parts: [...config.parts] }, machine, results }, null, 1));
 console.log(text);
-log(`bench: finished in ${machine.minutes} min; wrote ${path.relative(repo, config.out)} (raw numbers: ${path.relative(repo, raw)})`);
+log(`bench: finished in ${machine.minutes} min; wrote ${path.relative(repo, out)}${config.out ? "" : " and bench/RESULTS.md"} (raw numbers: ${path.relative(repo, raw)})`);
 if (results.errors.length) log(`bench: ${results.errors.length} problem(s):\n  ${results.errors.join("\n  ")}`);
 process.exit(results.errors.length ? 1 : 0);

@@ -59,6 +59,9 @@ export function describeMachine(repo, benchDir) {
   return {
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     cpu: `${field("Model name") || os.cpus()[0]?.model || "?"}${family ? ` (family ${family}, model ${field("Model")})` : ""}`,
+    vendor: field("Vendor ID"),
+    family,
+    model: field("Model"),
     cores: os.cpus().length,
     threadsPerCore: field("Thread\\(s\\) per core"),
     l3: field("L3 cache"),
