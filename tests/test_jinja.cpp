@@ -61,6 +61,11 @@ TEST(JinjaExpressions, PythonSemantics) {
     EXPECT_EQ(render("{{ 'b' in 'abc' }} {{ 3 not in [1, 2] }} {{ 'k' in {'k': 1} }}"), "True True True");
     EXPECT_EQ(render("{{ {'a': [1, 'x']} }}"), "{'a': [1, 'x']}");
     EXPECT_EQ(render("{{ undefined_name }}|{{ undefined_name.attr }}|{{ undefined_name is defined }}"), "||False");
+    // Type tests as llama.cpp's interpreter has them (common/jinja/value.cpp):
+    // undefined is iterable and a sequence, a mapping is neither.
+    EXPECT_EQ(render("{{ nothing is iterable }} {{ nothing is sequence }} {{ {'a': 1} is iterable }} "
+                     "{{ {'a': 1} is sequence }} {{ 'ab' is iterable }} {{ [1] is sequence }} {{ 3 is iterable }}"),
+              "True True False False True True False");
 }
 
 TEST(JinjaStatements, LoopsNamespacesAndSet) {

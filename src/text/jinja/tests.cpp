@@ -29,8 +29,10 @@ bool apply_test(const std::string& name, const Value& v, const Args& args) {
     if (name == "float") return v.kind == K::Float;
     if (name == "boolean") return v.kind == K::Bool;
     if (name == "mapping") return v.is_object();
-    if (name == "iterable") return v.is_array() || v.is_object() || v.is_string();
-    if (name == "sequence") return v.is_array() || v.is_string();
+    // As llama.cpp's interpreter (common/jinja/value.cpp): undefined is
+    // iterable (Hermes 2 Pro's template prints an array's item type as
+    // "Union[]" through it), a mapping is not.
+    if (name == "iterable" || name == "sequence") return v.is_array() || v.is_string() || v.is_undefined();
     if (name == "true") return v.kind == K::Bool && v.b;
     if (name == "false") return v.kind == K::Bool && !v.b;
     if (name == "equalto" || name == "eq" || name == "==") return equal(v, arg());
