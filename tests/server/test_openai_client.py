@@ -57,10 +57,11 @@ def expect(cond, what):
 
 
 class Server:
-    def __init__(self, *extra):
+    def __init__(self, *extra, model=None, context=CONTEXT, env=None):
         self.proc = subprocess.Popen(
-            [str(BINARY), "serve", "-m", MODEL, "--port", "0", "-c", str(CONTEXT), "--max-body", str(MAX_BODY), *extra],
-            stdout=subprocess.PIPE, text=True)
+            [str(BINARY), "serve", "-m", model or MODEL, "--port", "0", "-c", str(context), "--max-body", str(MAX_BODY),
+             *extra],
+            stdout=subprocess.PIPE, text=True, env=env)
         line = self.proc.stdout.readline()
         expect(line.startswith("smolinfer serve: listening on http://127.0.0.1:"), f"unexpected first line {line!r}")
         self.port = int(line.split("127.0.0.1:")[1].split()[0])
