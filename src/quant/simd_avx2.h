@@ -77,6 +77,50 @@ inline __m256i codes(const BlockQ5_1& b) {
 }
 inline __m256i codes(const BlockQ8_0& b) { return load32(b.qs); }
 
+// A Q6_K block's 32-value slices c = 0..7 as unsigned codes 0..63: low bits
+// in ql (low nibbles for c % 4 < 2, high for the others, at 64 (c / 4) +
+// 32 (c % 2)), high bits at 2 (c % 4) of qh[32 (c / 4)..].
+inline void q6_K_codes(const BlockQ6_K& x, __m256i* codes) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+    for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = load32(x.ql + 64 * h), ql1 = load32(x.ql + 64 * h + 32), qh = load32(x.qh + 32 * h);
+        const __m256i low[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                                _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+        for (int k = 0; k < 4; ++k) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
+            codes[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
+        }
+    }
+}
+
+// Slice c's scales as 16-bit lanes: scale 2c for its first 16 values (the
+// low half), 2c + 1 for the others.
+inline void q6_K_slice_scales(const BlockQ6_K& x, __m256i* scales) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
+    for (int h = 0; h < 2; ++h) {
+        // 32-bit lane k: scale 8h + k in both 16-bit halves.
+        const __m256i s = _mm256_cvtepi8_epi32(h ? _mm_srli_si128(sc, 8) : sc);
+        const __m256i both = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16));
+        for (int c = 0; c < 4; ++c) {
+            const __m256i pick = _mm256_setr_epi32(2 * c, 2 * c, 2 * c, 2 * c, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1);
+            scales[4 * h + c] = _mm256_permutevar8x32_epi32(both, pick);
+        }
+    }
+}
+
+// Lane l: sum over slices of scale * code * activation for values
+// 32c + 4l .. 32c + 4l + 3, less 32 * scale * activations of slice l (the
+// codes' bias of 32, through the activation sums), as llama.cpp's
+// ggml_vec_dot_q6_K_q8_K lanes.
+inline __m256i q6_K_lanes(const __m256i* codes, const __m256i* scales, const __m256i& scales16, const BlockQ8_K& y) {
+    __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(codes[0], load32(y.qs)), scales[0]);
+    for (int c = 1; c < 8; ++c) {
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(codes[c], load32(y.qs + 32 * c)), scales[c]));
+    }
+    return _mm256_sub_epi32(sum, _mm256_slli_epi32(_mm256_madd_epi16(load32(y.bsums), scales16), 5));
+}
+
 }  // namespace smolinfer::quant::avx2
 
 #endif

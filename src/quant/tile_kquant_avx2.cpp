@@ -234,30 +234,9 @@ struct Q6KBlock {
 };
 
 void load_q6_K(const BlockQ6_K& x, Q6KBlock& b) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
-    for (int h = 0; h < 2; ++h) {
-        // Slice 4h + k: low bits in ql (low nibbles for k < 2, high for
-        // k >= 2, at 32 * (k % 2)), high bits at 2k of qh[32h..].
-        const __m256i ql0 = load32(x.ql + 64 * h), ql1 = load32(x.ql + 64 * h + 32), qh = load32(x.qh + 32 * h);
-        const __m256i low[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
-                                _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
-        for (int k = 0; k < 4; ++k) {
-            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
-            b.codes[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
-        }
-    }
-    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
-    b.scales16 = _mm256_cvtepi8_epi16(sc);
-    // 32-bit lane k: scale k in both 16-bit halves; slice c takes lanes 2c and 2c + 1.
-    for (int h = 0; h < 2; ++h) {
-        const __m256i s = _mm256_cvtepi8_epi32(h ? _mm_srli_si128(sc, 8) : sc);
-        const __m256i both = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16));
-        for (int c = 0; c < 4; ++c) {
-            const __m256i pick = _mm256_setr_epi32(2 * c, 2 * c, 2 * c, 2 * c, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1);
-            b.scales[4 * h + c] = _mm256_permutevar8x32_epi32(both, pick);
-        }
-    }
+    q6_K_codes(x, b.codes);
+    q6_K_slice_scales(x, b.scales);
+    b.scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
     b.d = fp16_to_f32(x.d);
 }
 
@@ -281,13 +260,8 @@ void tile_q6_K(size_t n, const Tile& tile) {
             for (int c = 0; c < 8; ++c) codes[c] = b.codes[c];
             for (size_t t = 0; t < tokens; ++t) {
                 const auto& y = reinterpret_cast<const BlockQ8_K*>(tile.a + t * tile.a_stride)[i];
-                __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(codes[0], load32(y.qs)), b.scales[0]);
-                for (int c = 1; c < 8; ++c) {
-                    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(codes[c], load32(y.qs + 32 * c)), b.scales[c]));
-                }
-                const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(load32(y.bsums), b.scales16), 5);
                 const float d = y.d * b.d;
-                acc[t].v = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, bias)), acc[t].v);
+                acc[t].v = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6_K_lanes(codes, b.scales, b.scales16, y)), acc[t].v);
             }
         }
         for (size_t t = 0; t < tokens; ++t) tile.out[t * tile.out_stride + size_t(r)] = hsum8(acc[t].v);
