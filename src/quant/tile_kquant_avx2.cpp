@@ -120,12 +120,27 @@ struct Q8KSums {
     int32_t group_pair[4];  // sums of groups 2j and 2j+1 as two 16-bit halves
 };
 
-void q8_K_sums(const Tile& tile, size_t nb, std::vector<Q8KSums>& sums) {
-    sums.resize(size_t(tile.tokens) * nb);
+// The sums of every (token, block) of a tile's activations, [token][block]:
+// made once per matrix product (its tiles share the activations, named by
+// Tile::activation_id) rather than once per tile of 16 rows.
+struct Q8KPrepared {
+    uint64_t id = 0;
+    const uint8_t* a = nullptr;
+    int tokens = 0;
+    size_t nb = 0;
+    std::vector<Q8KSums> sums;
+};
+
+const Q8KSums* q8_K_sums(const Tile& tile, size_t nb) {
+    thread_local Q8KPrepared p;
+    if (tile.activation_id != 0 && p.id == tile.activation_id && p.a == tile.a && p.tokens == tile.tokens && p.nb == nb) {
+        return p.sums.data();
+    }
+    p.sums.resize(size_t(tile.tokens) * nb);
     for (int t = 0; t < tile.tokens; ++t) {
         const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a + size_t(t) * tile.a_stride);
         for (size_t i = 0; i < nb; ++i) {
-            Q8KSums& s = sums[size_t(t) * nb + i];
+            Q8KSums& s = p.sums[size_t(t) * nb + i];
             s.d = y[i].d;
             for (int j = 0; j < 4; ++j) {
                 const int16_t* bs = y[i].bsums + 4 * j;
@@ -135,6 +150,11 @@ void q8_K_sums(const Tile& tile, size_t nb, std::vector<Q8KSums>& sums) {
             }
         }
     }
+    p.id = tile.activation_id;
+    p.a = tile.a;
+    p.tokens = tile.tokens;
+    p.nb = nb;
+    return p.sums.data();
 }
 
 inline __m256i broadcast4(const int8_t* q) {
@@ -157,11 +177,10 @@ template <int kSteps>
 void tile_q4_K(size_t n, const Tile& tile) {
     const size_t nb = n / kQK256;
     const size_t tokens = size_t(tile.tokens);
-    thread_local std::vector<Q8KSums> sums;
     thread_local std::vector<F8> acc;   // [token][scaled, minimums]
     thread_local std::vector<I8> part;  // [token]: the scaled total of the 64 or 256 values so far
     thread_local Q4KBlock8 b;
-    q8_K_sums(tile, nb, sums);
+    const Q8KSums* sums = q8_K_sums(tile, nb);
     acc.resize(2 * tokens);
     part.resize(tokens);
 
