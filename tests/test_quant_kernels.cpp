@@ -321,13 +321,14 @@ TEST(KQuantTiles, Q4KAtTheLimitsOfTheIntegerSums) {
     }
 }
 
-// The AVX2 path has tiles for the formats of Q4_K_M files, so the tile
-// tests above cannot pass by finding none.
-TEST(KQuantTiles, Avx2HasTilesForQ4KMFormats) {
+// The AVX2 path has tiles for the K-quant formats of Q4_K_M and Q5_K_M
+// files, so the tile tests above cannot pass by finding none.
+TEST(KQuantTiles, Avx2HasTilesForKQuantFormats) {
     if (!quant::isa_available(quant::Isa::Avx2)) GTEST_SKIP() << "no AVX2 in this build or CPU";
     const auto q4k = quant::matmul_kernel(Type::Q4_K, 2048, 2048, quant::Isa::Avx2);
     EXPECT_NE(q4k->tile, nullptr);
     EXPECT_NE(q4k->tile_batched, nullptr);
+    EXPECT_NE(quant::matmul_kernel(Type::Q5_K, 2048, 2048, quant::Isa::Avx2)->tile, nullptr);
     EXPECT_NE(quant::matmul_kernel(Type::Q6_K, 2048, 2048, quant::Isa::Avx2)->tile, nullptr);
 }
 

@@ -94,21 +94,14 @@ float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
         uint64_t sc, mn;
         k_scales_mins8(x[i].scales, &sc, &mn);
-        // The 8 scale bytes in every 64-bit lane; a byte shuffle picks scale g
-        // into every 16-bit lane (index 0x80 gives the zero high bytes).
-        const __m256i scales = _mm256_set1_epi64x(int64_t(sc));
         __m256i scaled = _mm256_setzero_si256();
         for (int j = 0; j < 4; ++j) {
             const __m256i q = load32(x[i].qs + 32 * j);
             const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            const __m256i s_lo = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(int16_t(0x8000 | (2 * j))));
-            const __m256i s_hi = _mm256_shuffle_epi8(scales, _mm256_set1_epi16(int16_t(0x8000 | (2 * j + 1))));
-            scaled = _mm256_add_epi32(scaled, scaled_products(lo, load32(y[i].qs + 64 * j), s_lo));
-            scaled = _mm256_add_epi32(scaled, scaled_products(hi, load32(y[i].qs + 64 * j + 32), s_hi));
+            scaled = _mm256_add_epi32(scaled, scaled_products(lo, load32(y[i].qs + 64 * j), broadcast_scale(sc, 2 * j)));
+            scaled = _mm256_add_epi32(scaled, scaled_products(hi, load32(y[i].qs + 64 * j + 32), broadcast_scale(sc, 2 * j + 1)));
         }
-        // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
-        const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
-        const __m256i mins = _mm256_madd_epi16(load32(y[i].bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));
+        const __m256i mins = k_mins_lanes(mn, y[i]);
         // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 0 0 | s4567 m4567 0 0]
         const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(scaled, mins), _mm256_setzero_si256());
         const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
@@ -140,30 +133,20 @@ float dot_q4_K_q8_K_rows8_tokens4(size_t n, const void* w, const void* a) {
 float dot_q5_K_q8_K(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ5_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i one = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     float acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
-        const ScalesMins sm = unpack(x[i].scales);
+        prefetch_ahead(x + i, sizeof(BlockQ5_K));
+        uint64_t sc, mn;
+        k_scales_mins8(x[i].scales, &sc, &mn);
         const float d = y[i].d * fp16_to_f32(x[i].d);
         const float dmin = -y[i].d * fp16_to_f32(x[i].dmin);
-        int mins = 0;
-        for (int g = 0; g < 8; ++g) mins += sm.min[g] * group_sum32(y[i], g);
-        acc_min = std::fma(dmin, float(mins), acc_min);
-
-        const __m256i qh = load32(x[i].qh);
+        acc_min = std::fma(dmin, float(hsum_i32(k_mins_lanes(mn, y[i]))), acc_min);
+        __m256i codes[8];
+        q5_K_codes(x[i], codes);
         __m256i sum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load32(x[i].qs + 32 * j);
-            // The fifth bit of group g is bit g of qh[l].
-            const __m256i h_lo = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4);
-            const __m256i h_hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4);
-            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
-            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
-            sum = _mm256_add_epi32(sum, scaled_products(lo, load32(y[i].qs + 64 * j), broadcast16(sm.scale[2 * j])));
-            sum = _mm256_add_epi32(sum,
-                                   scaled_products(hi, load32(y[i].qs + 64 * j + 32), broadcast16(sm.scale[2 * j + 1])));
+        for (int c = 0; c < 8; ++c) {
+            sum = _mm256_add_epi32(sum, scaled_products(codes[c], load32(y[i].qs + 32 * c), broadcast_scale(sc, c)));
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc);
     }

@@ -77,6 +77,34 @@ inline __m256i codes(const BlockQ5_1& b) {
 }
 inline __m256i codes(const BlockQ8_0& b) { return load32(b.qs); }
 
+// A Q5_K block's 32-value slices c = 0..7 as unsigned codes 0..31: slice
+// 2j + h in the low (h = 0) or high nibbles of qs[32j..], its fifth bit is
+// bit c of qh[l].
+inline void q5_K_codes(const BlockQ5_K& x, __m256i* codes) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m256i qh = load32(x.qh);
+    for (int j = 0; j < 4; ++j) {
+        const __m256i q = load32(x.qs + 32 * j);
+        const __m256i h_lo = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4);
+        const __m256i h_hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4);
+        codes[2 * j] = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
+        codes[2 * j + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
+    }
+}
+
+// Byte g of `bytes` (8 scales, from k_scales_mins8) in every 16-bit lane.
+inline __m256i broadcast_scale(uint64_t bytes, int g) {
+    return _mm256_shuffle_epi8(_mm256_set1_epi64x(int64_t(bytes)), _mm256_set1_epi16(int16_t(0x8000 | g)));
+}
+
+// The integer total of min * (group sum of the activations) over a Q4_K or
+// Q5_K block's 8 groups (mins from k_scales_mins8): as 16-bit pairs m0 m0
+// m1 m1 ... against the 16 sums of 16 activations, in 8 lanes.
+inline __m256i k_mins_lanes(uint64_t mins, const BlockQ8_K& y) {
+    const __m128i m8 = _mm_cvtsi64_si128(int64_t(mins));
+    return _mm256_madd_epi16(load32(y.bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)));
+}
+
 // A Q6_K block's 32-value slices c = 0..7 as unsigned codes 0..63: low bits
 // in ql (low nibbles for c % 4 < 2, high for the others, at 64 (c / 4) +
 // 32 (c % 2)), high bits at 2 (c % 4) of qh[32 (c / 4)..].

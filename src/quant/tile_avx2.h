@@ -12,7 +12,8 @@ TileFn tile_for(Type weight);
 
 // The K-quant tiles (tile_kquant_avx2.cpp), or null: Q4_K in the order of
 // llama.cpp's interleaved kernels (rows8: the matrix's rows are a multiple
-// of 8), for its one-token dot or, batched, its four-token one.
+// of 8), for its one-token dot or, batched, its four-token one; Q5_K and
+// Q6_K in their vec_dot order (not batched).
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
 
 }  // namespace smolinfer::quant::avx2

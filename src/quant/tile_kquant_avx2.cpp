@@ -1,4 +1,4 @@
-// AVX2 tiles for the K-quant formats of Q4_K_M files (Q4_K, Q6_K),
+// AVX2 tiles for the K-quant formats of Q4_K_M and Q5_K_M files (Q4_K, Q5_K, Q6_K),
 // bit-identical to their AVX2 dots (dot_kquant_avx2.cpp): the same integer
 // sums, turned into floats and added where llama.cpp does. A dot decodes a
 // block's codes for every (row, token); a tile decodes them once for all the
@@ -13,8 +13,8 @@
 // products stay below 2^15), then one VPMADDWD applies the 32 values'
 // scale, and the per-row totals come out in lanes, ready for the float step.
 //
-// Q6_K keeps the dot's 8 lanes per row (value e in lane (e % 32) / 4): its
-// floats are summed per lane, so the lanes themselves must match.
+// Q5_K and Q6_K keep the dot's 8 lanes per row (value e in lane (e % 32) / 4):
+// their floats are summed per lane, so the lanes themselves must match.
 #include "quant/tile_avx2.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -22,7 +22,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "quant/blocks.h"
@@ -242,48 +244,78 @@ void tile_q4_K(size_t n, const Tile& tile) {
     }
 }
 
-// ---------------------------------------------------------------- Q6_K
+// ---------------------------------------------------------------- Q5_K, Q6_K
 
-// One block of one row, as dot_q6_K_q8_K takes it apart.
-struct Q6KBlock {
-    __m256i codes[8];   // 32-value slice c: unsigned codes 0..63
-    __m256i scales[8];  // slice c: 16-bit scale 2c in the low half, 2c + 1 in the high
-    __m256i scales16;   // the 16 scales as 16-bit values, for the bias
-    float d;
+// One block of one row, as its dot takes it apart: 8 slices of 32 unsigned
+// codes and their scales, decoded once for every token.
+struct SliceBlock {
+    __m256i codes[8];
+    __m256i scales[8];  // slice c: 16-bit scales of its first and second 16 values
+    __m256i extra;      // Q6_K: the 16 scales as 16-bit values (its bias); Q5_K: the mins
+    float d, dmin;
 };
 
-void load_q6_K(const BlockQ6_K& x, Q6KBlock& b) {
+void load(const BlockQ6_K& x, SliceBlock& b) {
     q6_K_codes(x, b.codes);
     q6_K_slice_scales(x, b.scales);
-    b.scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+    b.extra = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
     b.d = fp16_to_f32(x.d);
 }
 
-// dot_q6_K_q8_K for every (row, token): per block 8 integer lanes of scale *
-// code * activation (the unsigned codes, then the bias of 32 taken off per
-// 32-value slice through the activation sums), one fused multiply-add per
-// lane by d, hsum8 at the end.
-void tile_q6_K(size_t n, const Tile& tile) {
+void load(const BlockQ5_K& x, SliceBlock& b) {
+    uint64_t sc, mn;
+    k_scales_mins8(x.scales, &sc, &mn);
+    q5_K_codes(x, b.codes);
+    for (int c = 0; c < 8; ++c) b.scales[c] = broadcast_scale(sc, c);
+    b.extra = _mm256_set1_epi64x(int64_t(mn));
+    b.d = fp16_to_f32(x.d);
+    b.dmin = fp16_to_f32(x.dmin);
+}
+
+// dot_q6_K_q8_K / dot_q5_K_q8_K for every (row, token): per block 8
+// integer lanes of scale * code * activation (Q6_K: less the codes' bias of
+// 32 through the activation sums), one fused multiply-add per lane by d,
+// hsum8 at the end; Q5_K adds its chain of minimums, one fused
+// multiply-add per block.
+template <class Block>
+void tile_slices(size_t n, const Tile& tile) {
+    constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
     const size_t nb = n / kQK256;
     const size_t tokens = size_t(tile.tokens);
     thread_local std::vector<F8> acc;
+    thread_local std::vector<float> acc_min;
     acc.resize(tokens);
-    thread_local Q6KBlock b;
+    acc_min.resize(tokens);
+    thread_local SliceBlock b;
     for (int r = 0; r < tile.rows; ++r) {
         prefetch_tile_rows(tile, r + kTilePrefetchRows, 1);
-        const auto* x = reinterpret_cast<const BlockQ6_K*>(tile.w + size_t(r) * tile.w_stride);
+        const auto* x = reinterpret_cast<const Block*>(tile.w + size_t(r) * tile.w_stride);
         for (auto& a : acc) a.v = _mm256_setzero_ps();
+        std::fill(acc_min.begin(), acc_min.end(), 0.0f);
         for (size_t i = 0; i < nb; ++i) {
-            load_q6_K(x[i], b);
+            load(x[i], b);
             __m256i codes[8];
             for (int c = 0; c < 8; ++c) codes[c] = b.codes[c];
             for (size_t t = 0; t < tokens; ++t) {
                 const auto& y = reinterpret_cast<const BlockQ8_K*>(tile.a + t * tile.a_stride)[i];
+                __m256i lanes;
+                if constexpr (kQ5) {
+                    lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(codes[0], load32(y.qs)), b.scales[0]);
+                    for (int c = 1; c < 8; ++c) {
+                        lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(_mm256_maddubs_epi16(codes[c], load32(y.qs + 32 * c)), b.scales[c]));
+                    }
+                    const uint64_t mins = uint64_t(_mm256_extract_epi64(b.extra, 0));
+                    acc_min[t] = std::fma(-y.d * b.dmin, float(hsum_i32(k_mins_lanes(mins, y))), acc_min[t]);
+                } else {
+                    lanes = q6_K_lanes(codes, b.scales, b.extra, y);
+                }
                 const float d = y.d * b.d;
-                acc[t].v = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6_K_lanes(codes, b.scales, b.scales16, y)), acc[t].v);
+                acc[t].v = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[t].v);
             }
         }
-        for (size_t t = 0; t < tokens; ++t) tile.out[t * tile.out_stride + size_t(r)] = hsum8(acc[t].v);
+        for (size_t t = 0; t < tokens; ++t) {
+            tile.out[t * tile.out_stride + size_t(r)] = kQ5 ? hsum8(acc[t].v) + acc_min[t] : hsum8(acc[t].v);
+        }
     }
 }
 
@@ -296,7 +328,8 @@ namespace smolinfer::quant::avx2 {
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched) {
     using namespace kquant_tiles;
     if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K<1>;
-    if (weight == Type::Q6_K && !batched) return tile_q6_K;
+    if (weight == Type::Q5_K && !batched) return tile_slices<BlockQ5_K>;
+    if (weight == Type::Q6_K && !batched) return tile_slices<BlockQ6_K>;
     return nullptr;
 }
 
