@@ -88,19 +88,12 @@ float dot_q4_K_q8_K(size_t n, const void* w, const void* a) {
 float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     float acc = 0.0f, acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
         uint64_t sc, mn;
         k_scales_mins8(x[i].scales, &sc, &mn);
-        __m256i scaled = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load32(x[i].qs + 32 * j);
-            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            scaled = _mm256_add_epi32(scaled, scaled_products(lo, load32(y[i].qs + 64 * j), broadcast_scale(sc, 2 * j)));
-            scaled = _mm256_add_epi32(scaled, scaled_products(hi, load32(y[i].qs + 64 * j + 32), broadcast_scale(sc, 2 * j + 1)));
-        }
+        const __m256i scaled = q4_K_scaled_lanes(x[i], y[i], sc);
         const __m256i mins = k_mins_lanes(mn, y[i]);
         // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 0 0 | s4567 m4567 0 0]
         const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(scaled, mins), _mm256_setzero_si256());

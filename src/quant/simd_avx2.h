@@ -105,6 +105,22 @@ inline __m256i k_mins_lanes(uint64_t mins, const BlockQ8_K& y) {
     return _mm256_madd_epi16(load32(y.bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)));
 }
 
+// A Q4_K block's scale * code * activation in 8 lanes (values 64j .. 64j +
+// 63 as the low and high nibbles of qs[32j..]); `sc` from k_scales_mins8.
+inline __m256i q4_K_scaled_lanes(const BlockQ4_K& x, const BlockQ8_K& y, uint64_t sc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i scaled = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+        const __m256i q = load32(x.qs + 32 * j);
+        const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        const __m256i p_lo = _mm256_maddubs_epi16(lo, load32(y.qs + 64 * j));
+        const __m256i p_hi = _mm256_maddubs_epi16(hi, load32(y.qs + 64 * j + 32));
+        scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(p_lo, broadcast_scale(sc, 2 * j)));
+        scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(p_hi, broadcast_scale(sc, 2 * j + 1)));
+    }
+    return scaled;
+}
+
 // A Q6_K block's 32-value slices c = 0..7 as unsigned codes 0..63: low bits
 // in ql (low nibbles for c % 4 < 2, high for the others, at 64 (c / 4) +
 // 32 (c % 2)), high bits at 2 (c % 4) of qh[32 (c / 4)..].

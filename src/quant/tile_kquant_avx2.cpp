@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "quant/blocks.h"
+#include "quant/dot_avx2.h"
 #include "quant/fp16.h"
 #include "quant/simd_avx2.h"
 
@@ -244,6 +245,52 @@ void tile_q4_K(size_t n, const Tile& tile) {
     }
 }
 
+// One token (decoding): dot_q4_K_q8_K_rows8 for 8 rows at once. Each row's
+// block gives its lanes as in the dot; one tree reduces the 8 rows' lanes to
+// a vector of their totals, and the float steps run on the 8 rows together
+// (the dot reduces and converts row by row). Other row counts and more
+// tokens go as before.
+inline __m256i row_totals(const __m256i* v) {
+    const __m256i a = _mm256_hadd_epi32(v[0], v[1]), b = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i c = _mm256_hadd_epi32(v[4], v[5]), e = _mm256_hadd_epi32(v[6], v[7]);
+    const __m256i ab = _mm256_hadd_epi32(a, b), ce = _mm256_hadd_epi32(c, e);  // [r0..r3 | r0..r3], [r4..r7 | r4..r7]
+    return _mm256_add_epi32(_mm256_permute2x128_si256(ab, ce, 0x20), _mm256_permute2x128_si256(ab, ce, 0x31));
+}
+
+void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
+    const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
+    const BlockQ4_K* x[kLaneRows];
+    for (int r = 0; r < kLaneRows; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(tile.w + size_t(r0 + r) * tile.w_stride);
+    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+    for (size_t i = 0; i < n / kQK256; ++i) {
+        __m256i scaled[kLaneRows], mins[kLaneRows];
+        alignas(16) uint16_t d[kLaneRows], dmin[kLaneRows];
+        for (int r = 0; r < kLaneRows; ++r) {
+            const BlockQ4_K& b = x[r][i];
+            prefetch_ahead(&b, sizeof(BlockQ4_K));
+            uint64_t sc, mn;
+            k_scales_mins8(b.scales, &sc, &mn);
+            scaled[r] = q4_K_scaled_lanes(b, y[i], sc);
+            mins[r] = k_mins_lanes(mn, y[i]);
+            d[r] = b.d;
+            dmin[r] = b.dmin;
+        }
+        const __m256 yd = _mm256_set1_ps(y[i].d);
+        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))), yd);
+        const __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin))), yd);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(scaled)), dd, acc);
+        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(mins)), dm, acc_min);
+    }
+    _mm256_storeu_ps(tile.out + r0, _mm256_sub_ps(acc, acc_min));
+}
+
+void tile_q4_K_rows8(size_t n, const Tile& tile) {
+    if (tile.tokens > 1) return tile_q4_K<1>(n, tile);
+    int r = 0;
+    for (; r + kLaneRows <= tile.rows; r += kLaneRows) q4_K_one_token_rows8(n, tile, r);
+    for (; r < tile.rows; ++r) tile.out[r] = dot_q4_K_q8_K_rows8(n, tile.w + size_t(r) * tile.w_stride, tile.a);
+}
+
 // ---------------------------------------------------------------- Q5_K, Q6_K
 
 // One block of one row, as its dot takes it apart: 8 slices of 32 unsigned
@@ -327,7 +374,7 @@ namespace smolinfer::quant::avx2 {
 
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched) {
     using namespace kquant_tiles;
-    if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K<1>;
+    if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K_rows8;
     if (weight == Type::Q5_K && !batched) return tile_slices<BlockQ5_K>;
     if (weight == Type::Q6_K && !batched) return tile_slices<BlockQ6_K>;
     return nullptr;
