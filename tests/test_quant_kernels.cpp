@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
@@ -213,56 +215,121 @@ TEST_P(Kernels, QuantizedDotIsTheDotOfTheDequantizedOperands) {
     EXPECT_NEAR(got, exact_x, 2e-2 * mag);
 }
 
-// Whole tiles (any number of rows and tokens) against one reference dot
-// per (row, token), for every instruction set that has tiles.
+// One tile of `rows` rows and `tokens` tokens against one reference dot per
+// (row, token), and the same rows as two tiles of one product.
+void expect_tile_equals_dots(quant::TileFn tile, quant::DotFn dot, Type type, Type activation, size_t n, int rows,
+                             int tokens, const std::vector<uint8_t>& w, const std::vector<uint8_t>& a,
+                             const std::string& where) {
+    const size_t wrow = quant::row_bytes(quant::traits(type), n);
+    const size_t arow = quant::row_bytes(quant::traits(activation), n);
+    const size_t stride = size_t(rows) + 3;  // outputs of one token are not adjacent to the next's
+    std::vector<float> out(stride * size_t(tokens), -1.0f);
+    tile(n, quant::Tile{w.data(), wrow, rows, a.data(), arow, tokens, out.data(), stride});
+    // The same rows as two tiles of one product (one activation id),
+    // which a kernel may serve from what it derived for the first.
+    if (rows >= 2) {
+        std::vector<float> out2(out.size(), -1.0f);
+        const int half = rows / 2;
+        const uint64_t id = quant::new_activation_id();
+        tile(n, quant::Tile{w.data(), wrow, half, a.data(), arow, tokens, out2.data(), stride, id});
+        tile(n, quant::Tile{w.data() + size_t(half) * wrow, wrow, rows - half, a.data(), arow, tokens, out2.data() + half,
+                            stride, id});
+        ASSERT_EQ(0, std::memcmp(out.data(), out2.data(), out.size() * sizeof(float))) << where << ": split tile differs";
+    }
+    for (int t = 0; t < tokens; ++t) {
+        for (int r = 0; r < rows; ++r) {
+            const float want = dot(n, w.data() + size_t(r) * wrow, a.data() + size_t(t) * arow);
+            const float got = out[size_t(t) * stride + size_t(r)];
+            ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << where << " at (" << r << ", " << t << "): " << got << " vs " << want;
+        }
+        for (size_t pad = size_t(rows); pad < stride; ++pad) ASSERT_EQ(out[size_t(t) * stride + pad], -1.0f) << where;
+    }
+}
+
+// Whole tiles (any number of rows and tokens, several blocks) against one
+// reference dot per (row, token), for every instruction set that has
+// tiles, for matrices llama.cpp does and does not interleave (8 rows and
+// 1): a tile of an interleaved matrix may still have any number of rows
+// (the last of a matrix, or a part of it).
 TEST_P(Kernels, TilesEqualOneDotPerRowAndToken) {
     const Type type = GetParam();
     std::mt19937 rng(13);
+    const bool k256 = quant::traits(type).block_elems == 256;
     for (const quant::Isa isa : kExactIsas) {
         if (!quant::isa_available(isa)) continue;
-        for (const int rows : {1, 2, 3, 5, 8, 16}) {
-            const size_t n = quant::traits(type).block_elems == 256 ? 512 : 576;
-            const auto k = quant::matmul_kernel(type, rows, int(n), isa);
-            const auto ref = quant::matmul_kernel(type, rows, int(n), quant::Isa::Reference);
-            for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
-                if (tile == nullptr) continue;
-                for (const int tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
-                    const size_t wrow = quant::row_bytes(quant::traits(type), n);
-                    const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
-                    const auto w = test::random_blocks(type, n * size_t(rows), rng);
-                    std::vector<uint8_t> a(arow * size_t(tokens));
-                    for (int t = 0; t < tokens; ++t) {
-                        const auto x = random_activations(n, rng);
-                        ref->quantize(x.data(), a.data() + size_t(t) * arow, n);
-                    }
-                    const size_t stride = size_t(rows) + 3;  // outputs of one token are not adjacent to the next's
-                    std::vector<float> out(stride * size_t(tokens), -1.0f);
-                    tile(n, quant::Tile{w.data(), wrow, rows, a.data(), arow, tokens, out.data(), stride});
-                    // The same rows as two tiles of one product (one activation id),
-                    // which a kernel may serve from what it derived for the first.
-                    if (rows >= 2) {
-                        std::vector<float> out2(out.size(), -1.0f);
-                        const int half = rows / 2;
-                        const uint64_t id = quant::new_activation_id();
-                        tile(n, quant::Tile{w.data(), wrow, half, a.data(), arow, tokens, out2.data(), stride, id});
-                        tile(n, quant::Tile{w.data() + size_t(half) * wrow, wrow, rows - half, a.data(), arow, tokens,
-                                            out2.data() + half, stride, id});
-                        ASSERT_EQ(0, std::memcmp(out.data(), out2.data(), out.size() * sizeof(float)))
-                            << quant::isa_name(isa) << " rows=" << rows << " tokens=" << tokens << ": split tile differs";
-                    }
-                    for (int t = 0; t < tokens; ++t) {
-                        for (int r = 0; r < rows; ++r) {
-                            const float want = dot(n, w.data() + size_t(r) * wrow, a.data() + size_t(t) * arow);
-                            const float got = out[size_t(t) * stride + size_t(r)];
-                            ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << quant::isa_name(isa) << " rows=" << rows
-                                << " tokens=" << tokens << " at (" << r << ", " << t << "): " << got << " vs " << want;
+        for (const int matrix_rows : {1, 8}) {
+            for (const size_t n : k256 ? std::vector<size_t>{512, 768} : std::vector<size_t>{576}) {
+                const auto k = quant::matmul_kernel(type, matrix_rows, int(n), isa);
+                const auto ref = quant::matmul_kernel(type, matrix_rows, int(n), quant::Isa::Reference);
+                for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
+                    if (tile == nullptr) continue;
+                    for (const int rows : {1, 2, 3, 5, 8, 11, 16}) {
+                        for (const int tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
+                            const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
+                            const auto w = test::random_blocks(type, n * size_t(rows), rng);
+                            std::vector<uint8_t> a(arow * size_t(tokens));
+                            for (int t = 0; t < tokens; ++t) {
+                                ref->quantize(random_activations(n, rng).data(), a.data() + size_t(t) * arow, n);
+                            }
+                            const std::string where = std::string(quant::isa_name(isa)) + " matrix_rows=" +
+                                                      std::to_string(matrix_rows) + " n=" + std::to_string(n) + " rows=" +
+                                                      std::to_string(rows) + " tokens=" + std::to_string(tokens);
+                            expect_tile_equals_dots(tile, dot, type, k->activation, n, rows, tokens, w, a, where);
+                            if (HasFatalFailure()) return;
                         }
-                        for (size_t pad = size_t(rows); pad < stride; ++pad) ASSERT_EQ(out[size_t(t) * stride + pad], -1.0f);
                     }
                 }
             }
         }
     }
+}
+
+// Q4_K tiles at the limits of their integer sums: every code 15, every
+// scale and min 63, the activations all 127 or all -127 (the AVX2 tile sums 16 products
+// in 16 bits: 16 * 15 * 127 is just below 2^15; the AVX-512 one groups
+// 16-bit pair sums), with random codes mixed in.
+TEST(KQuantTiles, Q4KAtTheLimitsOfTheIntegerSums) {
+    const size_t n = 512;
+    std::mt19937 rng(29);
+    for (const quant::Isa isa : kExactIsas) {
+        if (!quant::isa_available(isa)) continue;
+        const auto k = quant::matmul_kernel(Type::Q4_K, 8, int(n), isa);
+        const auto ref = quant::matmul_kernel(Type::Q4_K, 8, int(n), quant::Isa::Reference);
+        for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
+            if (tile == nullptr) continue;
+            for (const bool all_negative : {true, false}) {
+                const int rows = 11, tokens = 6;
+                auto w = test::random_blocks(Type::Q4_K, n * size_t(rows), rng);
+                auto* blocks = reinterpret_cast<quant::BlockQ4_K*>(w.data());
+                for (size_t b = 0; b < w.size() / sizeof(quant::BlockQ4_K); ++b) {
+                    std::memset(blocks[b].scales, 0xFF, sizeof blocks[b].scales);
+                    if (b % 3 != 2) std::memset(blocks[b].qs, 0xFF, sizeof blocks[b].qs);
+                }
+                const size_t arow = quant::row_bytes(quant::traits(k->activation), n);
+                std::vector<uint8_t> a(arow * size_t(tokens));
+                // Q8_K takes the value of largest magnitude to -127: equal values
+                // all to -127; with one larger of the other sign a block, the rest to +127.
+                std::vector<float> x(n, 1.0f);
+                if (!all_negative) {
+                    for (size_t j = 0; j < n; j += 256) x[j] = -1.001f;
+                }
+                for (int t = 0; t < tokens; ++t) ref->quantize(x.data(), a.data() + size_t(t) * arow, n);
+                const std::string where = std::string(quant::isa_name(isa)) + (all_negative ? " all -127" : " +127");
+                expect_tile_equals_dots(tile, dot, Type::Q4_K, k->activation, n, rows, tokens, w, a, where);
+            }
+        }
+    }
+}
+
+// The AVX2 path has tiles for the K-quant formats of Q4_K_M and Q5_K_M
+// files, so the tile tests above cannot pass by finding none.
+TEST(KQuantTiles, Avx2HasTilesForKQuantFormats) {
+    if (!quant::isa_available(quant::Isa::Avx2)) GTEST_SKIP() << "no AVX2 in this build or CPU";
+    const auto q4k = quant::matmul_kernel(Type::Q4_K, 2048, 2048, quant::Isa::Avx2);
+    EXPECT_NE(q4k->tile, nullptr);
+    EXPECT_NE(q4k->tile_batched, nullptr);
+    EXPECT_NE(quant::matmul_kernel(Type::Q5_K, 2048, 2048, quant::Isa::Avx2)->tile, nullptr);
+    EXPECT_NE(quant::matmul_kernel(Type::Q6_K, 2048, 2048, quant::Isa::Avx2)->tile, nullptr);
 }
 
 // The fast WebAssembly SIMD128 kernels multiply, then add, where llama.cpp

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace smolinfer::quant {
 
@@ -110,6 +111,18 @@ inline void k_scale_min(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
         *scale = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
         *min = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
     }
+}
+
+// All eight of a Q4_K/Q5_K block's scales and mins (k_scale_min's), a byte
+// each, by whole-word masks and shifts. Static: the AVX-512 and AVX2 units
+// each keep their own copy, compiled for their instruction set.
+static inline void k_scales_mins8(const uint8_t* q, uint64_t* scales, uint64_t* mins) {
+    uint32_t u[3];
+    std::memcpy(u, q, 12);
+    const uint32_t s_hi = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+    *scales = uint64_t(u[0] & 0x3f3f3f3fu) | (uint64_t(s_hi) << 32);
+    *mins = uint64_t(u[1] & 0x3f3f3f3fu) | (uint64_t(m_hi) << 32);
 }
 
 }  // namespace smolinfer::quant

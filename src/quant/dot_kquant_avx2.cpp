@@ -12,6 +12,7 @@
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/kernels.h"
 #include "quant/simd_avx2.h"
 
 namespace smolinfer::quant::avx2 {
@@ -80,18 +81,26 @@ float dot_q4_K_q8_K(size_t n, const void* w, const void* a) {
     return hsum8(acc) + _mm_cvtss_f32(acc_min);
 }
 
+// Per block one integer total of scale * code * activation and one of
+// min * (group sum of the activations), out of one shared reduction; the
+// block is asked for kDotPrefetchDistance ahead (decoding streams the
+// weights from memory).
 float dot_q4_K_q8_K_rows8(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    float acc = 0.0f;
-    float acc_min = 0.0f;
+    float acc = 0.0f, acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
-        const ScalesMins sm = unpack(x[i].scales);
-        int mins = 0;
-        for (int g = 0; g < 8; ++g) mins += sm.min[g] * group_sum32(y[i], g);
-        const int scaled = hsum_i32(q4_K_block(x[i], y[i], sm));
-        acc = std::fma(float(scaled), fp16_to_f32(x[i].d) * y[i].d, acc);
-        acc_min = std::fma(float(mins), fp16_to_f32(x[i].dmin) * y[i].d, acc_min);
+        prefetch_ahead(x + i, sizeof(BlockQ4_K));
+        uint64_t sc, mn;
+        k_scales_mins8(x[i].scales, &sc, &mn);
+        const __m256i scaled = q4_K_scaled_lanes(x[i], y[i], sc);
+        const __m256i mins = k_mins_lanes(mn, y[i]);
+        // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 0 0 | s4567 m4567 0 0]
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(scaled, mins), _mm256_setzero_si256());
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        const float yd = y[i].d;
+        acc = std::fma(float(_mm_cvtsi128_si32(t)), fp16_to_f32(x[i].d) * yd, acc);
+        acc_min = std::fma(float(_mm_extract_epi32(t, 1)), fp16_to_f32(x[i].dmin) * yd, acc_min);
     }
     return acc - acc_min;
 }
@@ -117,30 +126,20 @@ float dot_q4_K_q8_K_rows8_tokens4(size_t n, const void* w, const void* a) {
 float dot_q5_K_q8_K(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ5_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i one = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     float acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
-        const ScalesMins sm = unpack(x[i].scales);
+        prefetch_ahead(x + i, sizeof(BlockQ5_K));
+        uint64_t sc, mn;
+        k_scales_mins8(x[i].scales, &sc, &mn);
         const float d = y[i].d * fp16_to_f32(x[i].d);
         const float dmin = -y[i].d * fp16_to_f32(x[i].dmin);
-        int mins = 0;
-        for (int g = 0; g < 8; ++g) mins += sm.min[g] * group_sum32(y[i], g);
-        acc_min = std::fma(dmin, float(mins), acc_min);
-
-        const __m256i qh = load32(x[i].qh);
+        acc_min = std::fma(dmin, float(hsum_i32(k_mins_lanes(mn, y[i]))), acc_min);
+        __m256i codes[8];
+        q5_K_codes(x[i], codes);
         __m256i sum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load32(x[i].qs + 32 * j);
-            // The fifth bit of group g is bit g of qh[l].
-            const __m256i h_lo = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4);
-            const __m256i h_hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4);
-            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
-            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
-            sum = _mm256_add_epi32(sum, scaled_products(lo, load32(y[i].qs + 64 * j), broadcast16(sm.scale[2 * j])));
-            sum = _mm256_add_epi32(sum,
-                                   scaled_products(hi, load32(y[i].qs + 64 * j + 32), broadcast16(sm.scale[2 * j + 1])));
+        for (int c = 0; c < 8; ++c) {
+            sum = _mm256_add_epi32(sum, scaled_products(codes[c], load32(y[i].qs + 32 * c), broadcast_scale(sc, c)));
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc);
     }
@@ -152,36 +151,15 @@ float dot_q5_K_q8_K(size_t n, const void* w, const void* a) {
 float dot_q6_K_q8_K(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ6_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m2 = _mm256_set1_epi8(0x03);
     __m256 acc = _mm256_setzero_ps();
     for (size_t i = 0; i < n / kQK256; ++i) {
-        const float d = y[i].d * fp16_to_f32(x[i].d);
-        __m256i sum = _mm256_setzero_si256();
-        for (int h = 0; h < 2; ++h) {
-            const __m256i ql0 = load32(x[i].ql + 64 * h);
-            const __m256i ql1 = load32(x[i].ql + 64 * h + 32);
-            const __m256i qh = load32(x[i].qh + 32 * h);
-            const __m256i codes[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
-            };
-            for (int k = 0; k < 4; ++k) {
-                const int c = 4 * h + k;  // 32-value slice; scales 2c and 2c+1
-                const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[2 * c + 1]),
-                                                        _mm_set1_epi16(x[i].scales[2 * c]));
-                sum = _mm256_add_epi32(sum, scaled_products(codes[k], load32(y[i].qs + 32 * c), scales));
-            }
-        }
+        prefetch_ahead(x + i, sizeof(BlockQ6_K));
+        __m256i codes[8], scales[8];
+        q6_K_codes(x[i], codes);
+        q6_K_slice_scales(x[i], scales);
         const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
-        const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(load32(y[i].bsums), scales16), 5);
-        sum = _mm256_sub_epi32(sum, bias);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sum), acc);
+        const float d = y[i].d * fp16_to_f32(x[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6_K_lanes(codes, scales, scales16, y[i])), acc);
     }
     return hsum8(acc);
 }

@@ -77,6 +77,94 @@ inline __m256i codes(const BlockQ5_1& b) {
 }
 inline __m256i codes(const BlockQ8_0& b) { return load32(b.qs); }
 
+// A Q5_K block's 32-value slices c = 0..7 as unsigned codes 0..31: slice
+// 2j + h in the low (h = 0) or high nibbles of qs[32j..], its fifth bit is
+// bit c of qh[l].
+inline void q5_K_codes(const BlockQ5_K& x, __m256i* codes) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m256i qh = load32(x.qh);
+    for (int j = 0; j < 4; ++j) {
+        const __m256i q = load32(x.qs + 32 * j);
+        const __m256i h_lo = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4);
+        const __m256i h_hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4);
+        codes[2 * j] = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
+        codes[2 * j + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
+    }
+}
+
+// Byte g of `bytes` (8 scales, from k_scales_mins8) in every 16-bit lane.
+inline __m256i broadcast_scale(uint64_t bytes, int g) {
+    return _mm256_shuffle_epi8(_mm256_set1_epi64x(int64_t(bytes)), _mm256_set1_epi16(int16_t(0x8000 | g)));
+}
+
+// The integer total of min * (group sum of the activations) over a Q4_K or
+// Q5_K block's 8 groups (mins from k_scales_mins8): as 16-bit pairs m0 m0
+// m1 m1 ... against the 16 sums of 16 activations, in 8 lanes.
+inline __m256i k_mins_lanes(uint64_t mins, const BlockQ8_K& y) {
+    const __m128i m8 = _mm_cvtsi64_si128(int64_t(mins));
+    return _mm256_madd_epi16(load32(y.bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)));
+}
+
+// A Q4_K block's scale * code * activation in 8 lanes (values 64j .. 64j +
+// 63 as the low and high nibbles of qs[32j..]); `sc` from k_scales_mins8.
+inline __m256i q4_K_scaled_lanes(const BlockQ4_K& x, const BlockQ8_K& y, uint64_t sc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i scaled = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+        const __m256i q = load32(x.qs + 32 * j);
+        const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        const __m256i p_lo = _mm256_maddubs_epi16(lo, load32(y.qs + 64 * j));
+        const __m256i p_hi = _mm256_maddubs_epi16(hi, load32(y.qs + 64 * j + 32));
+        scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(p_lo, broadcast_scale(sc, 2 * j)));
+        scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(p_hi, broadcast_scale(sc, 2 * j + 1)));
+    }
+    return scaled;
+}
+
+// A Q6_K block's 32-value slices c = 0..7 as unsigned codes 0..63: low bits
+// in ql (low nibbles for c % 4 < 2, high for the others, at 64 (c / 4) +
+// 32 (c % 2)), high bits at 2 (c % 4) of qh[32 (c / 4)..].
+inline void q6_K_codes(const BlockQ6_K& x, __m256i* codes) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+    for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = load32(x.ql + 64 * h), ql1 = load32(x.ql + 64 * h + 32), qh = load32(x.qh + 32 * h);
+        const __m256i low[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                                _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+        for (int k = 0; k < 4; ++k) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
+            codes[4 * h + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
+        }
+    }
+}
+
+// Slice c's scales as 16-bit lanes: scale 2c for its first 16 values (the
+// low half), 2c + 1 for the others.
+inline void q6_K_slice_scales(const BlockQ6_K& x, __m256i* scales) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
+    for (int h = 0; h < 2; ++h) {
+        // 32-bit lane k: scale 8h + k in both 16-bit halves.
+        const __m256i s = _mm256_cvtepi8_epi32(h ? _mm_srli_si128(sc, 8) : sc);
+        const __m256i both = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16));
+        for (int c = 0; c < 4; ++c) {
+            const __m256i pick = _mm256_setr_epi32(2 * c, 2 * c, 2 * c, 2 * c, 2 * c + 1, 2 * c + 1, 2 * c + 1, 2 * c + 1);
+            scales[4 * h + c] = _mm256_permutevar8x32_epi32(both, pick);
+        }
+    }
+}
+
+// Lane l: sum over slices of scale * code * activation for values
+// 32c + 4l .. 32c + 4l + 3, less 32 * scale * activations of slice l (the
+// codes' bias of 32, through the activation sums), as llama.cpp's
+// ggml_vec_dot_q6_K_q8_K lanes.
+inline __m256i q6_K_lanes(const __m256i* codes, const __m256i* scales, const __m256i& scales16, const BlockQ8_K& y) {
+    __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(codes[0], load32(y.qs)), scales[0]);
+    for (int c = 1; c < 8; ++c) {
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(codes[c], load32(y.qs + 32 * c)), scales[c]));
+    }
+    return _mm256_sub_epi32(sum, _mm256_slli_epi32(_mm256_madd_epi16(load32(y.bsums), scales16), 5));
+}
+
 }  // namespace smolinfer::quant::avx2
 
 #endif

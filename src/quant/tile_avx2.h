@@ -1,5 +1,5 @@
-// AVX2 tile kernels (see Tile in kernels.h) for the 32-value formats, each
-// bit-identical to its AVX2 dot (llama.cpp's vec_dot order).
+// AVX2 tile kernels (see Tile in kernels.h), each bit-identical to its AVX2
+// dot (llama.cpp's order for that format and shape).
 #pragma once
 
 #include "quant/kernels.h"
@@ -9,5 +9,11 @@ namespace smolinfer::quant::avx2 {
 // The tile for a weight type's one-token dot, or null when there is none
 // (or the build does not target AVX2).
 TileFn tile_for(Type weight);
+
+// The K-quant tiles (tile_kquant_avx2.cpp), or null: Q4_K in the order of
+// llama.cpp's interleaved kernels (rows8: the matrix's rows are a multiple
+// of 8), for its one-token dot or, batched, its four-token one; Q5_K and
+// Q6_K in their vec_dot order (not batched).
+TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
 
 }  // namespace smolinfer::quant::avx2

@@ -278,17 +278,6 @@ void tile_q6_K(size_t n, const Tile& tile) {
 // 1.7B-shaped Q4_K_M model, the AVX2 dots were compute-bound at 0.7x the
 // speed of llama.cpp's). These use the whole register width per block.
 
-// A Q4_K block's 6-bit scales and mins (k_scale_min in blocks.h), 8 bytes
-// each, by whole-word masks and shifts.
-inline void q4_K_scales_mins(const uint8_t* q, uint64_t* scales, uint64_t* mins) {
-    uint32_t u[3];
-    std::memcpy(u, q, 12);
-    const uint32_t s_hi = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
-    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
-    *scales = uint64_t(u[0] & 0x3f3f3f3fu) | (uint64_t(s_hi) << 32);
-    *mins = uint64_t(u[1] & 0x3f3f3f3fu) | (uint64_t(m_hi) << 32);
-}
-
 // dot_q4_K_q8_K_rows8: per block one integer total of scale * code *
 // activation and one of min * (group sum of the activations). The codes
 // times the activations in 16-bit pairs (VPMADDUBSW), then times the
@@ -304,7 +293,7 @@ float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
     for (size_t i = 0; i < n / kQK256; ++i) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
         uint64_t sc, mn;
-        q4_K_scales_mins(x[i].scales, &sc, &mn);
+        k_scales_mins8(x[i].scales, &sc, &mn);
         // The 8 scale bytes in every 64-bit lane; a byte shuffle (cheaper than
         // a word permute) makes 16-bit lanes 0-15 scale 2j and 16-31 scale
         // 2j + 1, index 0x80 giving the zero high bytes.
