@@ -185,7 +185,7 @@ export function toolsPanel(ui: Ui, engine: () => Engine | null, reload: (templat
     ];
     onRound({ calls: ran, messages: turn });
     // The final answer, asked without the tools: SmolLM2-135M offered them
-    // again calls the same tool again instead of answering.
+    // again often calls the same tool again instead of answering.
     yield* stream({ ...sampling, messages: [...messages, ...turn] }, signal, []);
   }
 
