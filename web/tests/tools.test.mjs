@@ -88,14 +88,19 @@ for (const format of FORMATS) {
   test(`${format.name}: the server's answers, whole and streamed`, { timeout: TEST_TIMEOUT }, async () => {
     const server = await startServer(modelPath, { templatePath: format.template, contextSize: CONTEXT, threads: THREADS });
     try {
+      // The server answers while the page does.
+      const native = (async () => {
+        const all = [];
+        for (const request of format.requests) all.push(await serverAnswer(server, request));
+        return all;
+      })();
+      native.catch(() => {}); // awaited below, unless the page's part fails first
       const page = await openPage(h, `?autoload=0&threads=${THREADS}`);
       const { info, answers } = await answersInPage(page, format.template, format.requests);
       await page.close();
       assert.equal(info.threads, THREADS);
       assert.equal(info.toolCalls, format.toolCalls);
-      for (const [i, request] of format.requests.entries()) {
-        assertSameAnswer(answers[i], await serverAnswer(server, request));
-      }
+      for (const [i, theirs] of (await native).entries()) assertSameAnswer(answers[i], theirs);
       const [first] = answers;
       if (format.toolCalls === "json") assertAddCall(first.whole.choices[0]);
       else {
