@@ -17,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { TEST_TIMEOUT, modelPath, openPage, useBrowser } from "./harness.mjs";
+import { TEST_TIMEOUT, askInPage, modelPath, openPage, recordRequests, useBrowser } from "./harness.mjs";
 import { ADD, ASK, LLAMA32_TEMPLATE, QWEN25_TEMPLATE, WEATHER, assertSameAnswer, llamaTemplate, serverAnswer, startServer } from "./tool-cases.mjs";
 import { repoRoot } from "./wasm-module.mjs";
 
@@ -179,25 +179,11 @@ test("the page's tools panel: the calculator's call, result and final answer are
     });
     assert.equal(await page.isVisible("#tools-template"), false);
     await page.selectOption("#tool-choice", "calc");
-    await page.evaluate(() => {
-      const create = window.smolinfer.engine.chat.completions.create;
-      window.sent = [];
-      window.smolinfer.engine.chat.completions.create = (request, options) => {
-        window.sent.push(JSON.parse(JSON.stringify(request)));
-        return create(request, options);
-      };
-      document.querySelector("details.settings").open = true;
-    });
-    await page.fill("#temperature", "0");
-    await page.fill("#max-tokens", "60");
-    await page.fill("#repeat-penalty", "1");
-    await page.fill("#prompt", "What is 12 times 7?");
-    await page.click("#send");
-    await page.waitForFunction(() => document.querySelector(".message.assistant .meta"), null, { timeout: 180_000 });
+    await recordRequests(page);
+    const answer = await askInPage(page, "What is 12 times 7?", { maxTokens: 60 });
     const shown = await page.evaluate(() => ({
       error: document.getElementById("error").textContent,
       tools: [...document.querySelectorAll(".message.tool")].map((n) => ({ call: n.querySelector(".call").textContent, result: n.querySelector(".result").textContent })),
-      answer: [...document.querySelectorAll(".message.assistant")].at(-1).firstChild.textContent,
       sent: window.sent,
     }));
     assert.equal(shown.error, "");
@@ -225,11 +211,11 @@ test("the page's tools panel: the calculator's call, result and final answer are
     const [callTurn, result] = final.messages.slice(-2);
     assert.deepEqual(callTurn.tool_calls.map((c) => c.function), [calls[0].function]);
     assert.deepEqual(result, { role: "tool", tool_call_id: callTurn.tool_calls[0].id, name: "calc", content: shown.tools[0].result });
-    const answer = await server.post({ ...final, stream: false });
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    assert.equal(answer.body.choices[0].message.tool_calls, undefined);
-    assert.ok(answer.body.choices[0].message.content.length > 0);
-    assert.equal(shown.answer, answer.body.choices[0].message.content);
+    const theirs = await server.post({ ...final, stream: false });
+    assert.equal(theirs.status, 200, JSON.stringify(theirs.body));
+    assert.equal(theirs.body.choices[0].message.tool_calls, undefined);
+    assert.ok(theirs.body.choices[0].message.content.length > 0);
+    assert.equal(answer, theirs.body.choices[0].message.content);
     await page.close();
   } finally {
     server.stop();
