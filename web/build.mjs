@@ -32,7 +32,8 @@ await esbuild.build({ ...common, entryPoints: [src("node-worker.ts")], outfile: 
 // node.ts beside the page's modules, which it imports (engine.js, assets.js, ...).
 await esbuild.build({ ...common, bundle: false, entryPoints: [src("node.ts")], outfile: path.join(site, "node.js"), platform: "node" });
 
-for (const file of ["index.html", "style.css"]) fs.copyFileSync(path.join(here, "demo", file), path.join(site, file));
+// tool-template.jinja: the chat template the page's tools panel loads SmolLM2 with.
+for (const file of ["index.html", "style.css", "tool-template.jinja"]) fs.copyFileSync(path.join(here, "demo", file), path.join(site, file));
 
 // Four engines: one-threaded or pthreads, each as plain SIMD128
 // (smolinfer-st.*) and relaxed SIMD (smolinfer-st-relaxed.*). The threads'

@@ -2,6 +2,7 @@
 import {
   createEngine,
   EngineError,
+  type ChatCompletionMessageParam,
   type ChatMessage,
   type CreateEngineOptions,
   type Engine,
@@ -11,6 +12,7 @@ import {
   type ModelSource,
 } from "./smolinfer.js";
 import { searchPanel } from "./search-panel.js";
+import { type Sampling, type ToolRound, toolsPanel } from "./tools-panel.js";
 
 const HUB_MODEL = {
   label: "SmolLM2-135M-Instruct, Q8_0 (Hugging Face hub)",
@@ -66,6 +68,10 @@ const ui = {
   search: $("search-panel"),
 };
 
+// A chat turn as chat.completions.create takes it: also the assistant turns
+// that called tools and the tools' results (the tools panel's rounds).
+type Turn = ChatCompletionMessageParam;
+
 const search = searchPanel(
   {
     docs: $<HTMLTextAreaElement>("search-docs"),
@@ -79,6 +85,21 @@ const search = searchPanel(
   (e) => showError(describeError(e)),
 );
 
+const tools = toolsPanel(
+  {
+    on: $<HTMLInputElement>("tools-on"),
+    choice: $<HTMLSelectElement>("tool-choice"),
+    list: $("tool-list"),
+    status: $("tools-status"),
+    template: $<HTMLButtonElement>("tools-template"),
+  },
+  () => engine,
+  (template) => {
+    if (loadedSource) void loadModel(loadedSource, template);
+  },
+  (e) => showError(describeError(e)),
+);
+
 let engine: Engine | null = null;
 // From the page's address: ?threads=N, ?exact=1 (bit-exact even where that
 // is slow), ?simd=simd128|relaxed (force a build), ?fa=on|off|auto
@@ -86,7 +107,8 @@ let engine: Engine | null = null;
 let engineOptions: CreateEngineOptions = {};
 let flashAttention: FlashAttention | undefined;
 let serverModels: ServerModel[] = [];
-let conversation: ChatMessage[] = [];
+let conversation: Turn[] = [];
+let loadedSource: ModelSource | null = null; // what the tools panel loads again with its template
 let loading: AbortController | null = null;
 let generating: AbortController | null = null;
 
@@ -149,6 +171,7 @@ function setBusy(state: "idle" | "loading" | "generating"): void {
   ui.prompt.disabled = !chats || state === "loading";
   ui.send.disabled = !chats || state !== "idle";
   search.setReady(loaded && state === "idle");
+  tools.setReady(loaded && state === "idle");
   ui.send.hidden = state === "generating";
   ui.stop.hidden = state !== "generating";
   ui.regenerate.disabled = !loaded || state !== "idle" || !conversation.some((m) => m.role === "assistant");
@@ -215,7 +238,8 @@ async function liveEngine(): Promise<Engine | null> {
   return engine;
 }
 
-async function loadModel(source: ModelSource): Promise<void> {
+/** `chatTemplate`: used instead of the file's (the tools panel's tool-template.jinja). */
+async function loadModel(source: ModelSource, chatTemplate?: string): Promise<void> {
   showError(null);
   loading = new AbortController();
   setBusy("loading");
@@ -228,13 +252,18 @@ async function loadModel(source: ModelSource): Promise<void> {
   ui.modelStatus.textContent = "Loading…";
   showProgress({ phase: "download", loaded: 0, total: 0, bytesPerSecond: 0, etaSeconds: NaN });
   try {
-    const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress, flashAttention });
+    loadedSource = null;
+    tools.setModel(null, false);
+    const info = await engine.load(source, { signal: loading.signal, onProgress: showProgress, flashAttention, chatTemplate });
+    loadedSource = source;
+    tools.setModel(info, chatTemplate !== undefined);
     const local = source instanceof Blob || Array.isArray(source);
     const origin = info.fromCache ? "from the saved copy" : local ? "from your file" : "downloaded";
     const files = info.parts > 1 ? ` in ${info.parts} parts` : "";
     ui.modelStatus.textContent =
       `${info.name || "Model"} · ${describeModel(info)} · ${mb(info.fileBytes)}${files} · ` +
-      `context ${info.contextSize} · flash attention ${info.flashAttention ? "on" : "off"} · ${origin}`;
+      `context ${info.contextSize} · flash attention ${info.flashAttention ? "on" : "off"} · ${origin}` +
+      (chatTemplate !== undefined ? " · the page's tool template" : "");
     for (const w of info.warnings) ui.modelStatus.textContent += ` · note: ${w}`;
     conversation = [];
     renderConversation();
@@ -286,7 +315,7 @@ function onSourceChange(): void {
 
 // ---------------------------------------------------------------- chat
 
-function bubble(role: ChatMessage["role"], text: string): HTMLElement {
+function bubble(role: Turn["role"], text: string): HTMLElement {
   const div = document.createElement("div");
   div.className = `message ${role}`;
   div.textContent = text;
@@ -295,12 +324,36 @@ function bubble(role: ChatMessage["role"], text: string): HTMLElement {
   return div;
 }
 
+// A call the model made, and what the tool answered (tools-panel.ts; "error: ..." when it failed).
+function toolBubble(name: string, args: string, result: string): void {
+  const div = bubble("tool", "");
+  const call = document.createElement("code");
+  call.className = "call";
+  call.textContent = `${name}(${args})`;
+  const out = document.createElement("span");
+  out.className = result.startsWith("error: ") ? "result failed" : "result";
+  out.textContent = result;
+  div.append(call, " → ", out);
+}
+
+const textOf = (content: Turn["content"]): string => (typeof content === "string" ? content : (content ?? []).map((p) => p.text).join(""));
+
 function renderConversation(): void {
   ui.messages.querySelectorAll(".message").forEach((n) => n.remove());
   ui.empty.hidden = conversation.length > 0;
   for (const m of conversation) {
-    const b = bubble(m.role, m.content);
-    if (m.role === "assistant") showAsJson(b, m.content);
+    if (m.role === "tool") continue; // shown with its call
+    const text = textOf(m.content);
+    if (m.role === "assistant" && m.tool_calls) {
+      if (text) bubble("assistant", text);
+      for (const c of m.tool_calls) {
+        const result = conversation.find((t) => t.role === "tool" && t.tool_call_id === c.id);
+        toolBubble(c.function.name, c.function.arguments, result ? textOf(result.content) : "");
+      }
+      continue;
+    }
+    const b = bubble(m.role, text);
+    if (m.role === "assistant") showAsJson(b, text);
   }
 }
 
@@ -318,6 +371,19 @@ function readOptions() {
   };
 }
 
+// The settings as chat.completions.create's fields.
+function sampling(o: ReturnType<typeof readOptions>): Sampling {
+  return {
+    temperature: o.temperature,
+    top_k: o.topK,
+    top_p: o.topP,
+    min_p: o.minP,
+    repeat_penalty: o.repeatPenalty,
+    max_tokens: o.maxTokens,
+    seed: o.seed,
+  };
+}
+
 // The schema box as an object, or an error message.
 function readSchema(): Record<string, unknown> | string {
   try {
@@ -329,28 +395,38 @@ function readSchema(): Record<string, unknown> | string {
   }
 }
 
-// The answer's pieces: chat() as is, or with the JSON switch on, OpenAI's
-// chat completion chunks with response_format json_schema.
-async function* answerPieces(messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<string> {
+// The turns as chat() takes them, or null when some called tools or answer a call.
+function plainMessages(turns: Turn[]): ChatMessage[] | null {
+  const plain: ChatMessage[] = [];
+  for (const t of turns) {
+    if (t.role === "tool" || (t.role === "assistant" && t.tool_calls) || typeof t.content !== "string") return null;
+    plain.push({ role: t.role, content: t.content });
+  }
+  return plain;
+}
+
+// The answer's pieces: with the tools switch on, the tools panel's round
+// trip; else chat() as is, or (the JSON switch on, or earlier tool turns)
+// OpenAI's chat completion chunks, with response_format json_schema.
+async function* answerPieces(messages: Turn[], signal: AbortSignal, onRound: (round: ToolRound) => void): AsyncGenerator<string> {
   const o = readOptions();
-  if (!ui.jsonMode.checked) {
-    yield* engine!.chat(messages, { ...o, signal });
+  if (tools.on) {
+    yield* tools.answer(messages, sampling(o), signal, onRound);
     return;
   }
-  const schema = readSchema();
+  const plain = plainMessages(messages);
+  if (!ui.jsonMode.checked && plain) {
+    yield* engine!.chat(plain, { ...o, signal });
+    return;
+  }
+  const schema = ui.jsonMode.checked ? readSchema() : undefined;
   if (typeof schema === "string") throw new EngineError("bad_input", schema);
   const chunks = await engine!.chat.completions.create(
     {
       messages,
       stream: true,
-      temperature: o.temperature,
-      top_k: o.topK,
-      top_p: o.topP,
-      min_p: o.minP,
-      repeat_penalty: o.repeatPenalty,
-      max_tokens: o.maxTokens,
-      seed: o.seed,
-      response_format: { type: "json_schema", json_schema: { name: "answer", schema, strict: true } },
+      ...sampling(o),
+      response_format: schema && { type: "json_schema", json_schema: { name: "answer", schema, strict: true } },
     },
     { signal },
   );
@@ -380,8 +456,8 @@ async function answer(): Promise<void> {
   showError(null);
   ui.empty.hidden = true;
   const system = ui.system.value.trim();
-  const messages: ChatMessage[] = system ? [{ role: "system", content: system }, ...conversation] : [...conversation];
-  const out = bubble("assistant", "");
+  const messages: Turn[] = system ? [{ role: "system", content: system }, ...conversation] : [...conversation];
+  let out = bubble("assistant", "");
   out.classList.add("streaming");
   generating = new AbortController();
   setBusy("generating");
@@ -389,8 +465,20 @@ async function answer(): Promise<void> {
   let pieces = 0;
   let first = 0;
   let stopped = false;
+  // Each round of tool calls: its text (if any) stays, the calls and results
+  // follow, and the next request's answer streams into a new bubble.
+  const toolTurns: Turn[] = [];
+  const onRound = (round: ToolRound) => {
+    out.classList.remove("streaming");
+    if (!text) out.remove();
+    for (const c of round.calls) toolBubble(c.name, c.arguments, c.result);
+    toolTurns.push(...round.messages);
+    out = bubble("assistant", "");
+    out.classList.add("streaming");
+    text = "";
+  };
   try {
-    for await (const piece of answerPieces(messages, generating.signal)) {
+    for await (const piece of answerPieces(messages, generating.signal, onRound)) {
       text += piece;
       pieces++;
       if (!first) first = performance.now();
@@ -406,7 +494,7 @@ async function answer(): Promise<void> {
     out.classList.remove("streaming");
     generating = null;
   }
-  conversation.push({ role: "assistant", content: text });
+  conversation.push(...toolTurns, { role: "assistant", content: text });
   showAsJson(out, text);
   if (!engine.alive) ui.modelStatus.textContent = "No model loaded (the engine stopped).";
   const s = engine.stats();
@@ -422,9 +510,21 @@ async function answer(): Promise<void> {
   setBusy("idle");
 }
 
+// Why an answer cannot be asked for with the switches as they are, or null.
+function blocked(): string | null {
+  if (!tools.on) return null;
+  if (ui.jsonMode.checked) return "JSON output and tools do not go together (a request takes one or the other): switch one off.";
+  return tools.problem();
+}
+
 async function send(): Promise<void> {
   const content = ui.prompt.value.trim();
   if (!content || !engine?.model || generating) return;
+  const why = blocked();
+  if (why) {
+    showError(why);
+    return;
+  }
   ui.prompt.value = "";
   conversation.push({ role: "user", content });
   bubble("user", content);
@@ -433,7 +533,13 @@ async function send(): Promise<void> {
 
 async function regenerate(): Promise<void> {
   if (generating || conversation.at(-1)?.role !== "assistant") return;
-  conversation.pop();
+  const why = blocked();
+  if (why) {
+    showError(why);
+    return;
+  }
+  // The answer goes, with the rounds of tool calls that led to it: back to the last user turn.
+  conversation = conversation.slice(0, conversation.map((m) => m.role).lastIndexOf("user") + 1);
   renderConversation();
   await answer();
 }

@@ -62,6 +62,14 @@ export interface ModelInfo {
   embeddingSize: number;
   /** An encoder (bert, nomic-bert, gemma-embedding): it makes embeddings, not text. */
   encoder: boolean;
+  /**
+   * How the chat template writes tool calls: "json" (Hermes/Qwen's
+   * <tool_call>, Llama 3.x: chat.completions.create reads calls back),
+   * "none" (it shows no tools, as SmolLM2's own: tools are ignored, as by
+   * llama-server), "unsupported" (another syntax: tools are shown, calls
+   * are not read back).
+   */
+  toolCalls: "json" | "none" | "unsupported";
 }
 
 /** The worker's answer to an "embed" request. */

@@ -86,6 +86,18 @@ export async function askInPage(page, text, { maxTokens = 32, temperature = 0 } 
   return page.evaluate(() => [...document.querySelectorAll(".message.assistant")].at(-1).firstChild.textContent);
 }
 
+/** From now on the page's engine.chat.completions.create records each request in window.sent (as JSON). */
+export async function recordRequests(page) {
+  await page.evaluate(() => {
+    const create = window.smolinfer.engine.chat.completions.create;
+    window.sent = [];
+    window.smolinfer.engine.chat.completions.create = (request, options) => {
+      window.sent.push(JSON.parse(JSON.stringify(request)));
+      return create(request, options);
+    };
+  });
+}
+
 /** The files the page's origin keeps in its private file system, sorted. */
 export async function storedFiles(page) {
   return page.evaluate(async () => {

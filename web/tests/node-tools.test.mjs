@@ -11,18 +11,15 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
-import readline from "node:readline";
 import { after, before, test } from "node:test";
 
+import { ADD, ASK, QWEN25_TEMPLATE, WEATHER, assertSameAnswer, llamaTemplate, serverAnswer, startServer, withoutIds } from "./tool-cases.mjs";
 import { loadWasm, repoRoot, wasmBackend } from "./wasm-module.mjs";
 
 const modelPath = process.env.SMOLINFER_MODEL;
-const llamaSrc = process.env.SMOLINFER_LLAMA_SRC;
-if (!modelPath || !llamaSrc) throw new Error("SMOLINFER_MODEL and SMOLINFER_LLAMA_SRC must be set: run the tests with 'make test'");
-const templatePath = path.join(llamaSrc, "models", "templates", "Qwen-Qwen2.5-7B-Instruct.jinja");
-const cli = path.join(repoRoot, "build", "native", "smolinfer");
+if (!modelPath) throw new Error("SMOLINFER_MODEL must be set: run the tests with 'make test'");
+const templatePath = llamaTemplate(QWEN25_TEMPLATE);
 const site = path.join(repoRoot, "build", "web", "site");
 if (!fs.existsSync(path.join(site, "openai.js"))) throw new Error("build/web/site/openai.js is missing: run 'make web' (or web/build.mjs)");
 const { createChatCompletion } = await import(path.join(site, "openai.js"));
@@ -36,47 +33,17 @@ M.HEAPU8.set(modelBytes, ptr);
 const engine = new M.Engine();
 const info = engine.load(ptr, modelBytes.length, { threads: 1, contextSize: CONTEXT, chatTemplate: fs.readFileSync(templatePath, "utf8") });
 assert.equal(info.error, undefined, info.error);
+assert.equal(info.toolCalls, "json");
 const backend = wasmBackend(engine, EngineError, { modelName: "m", contextSize: CONTEXT });
 const create = (request) => createChatCompletion(backend, request);
 
 // ---------------------------------------------------------------- the server
 let server;
-let port;
 before(async () => {
-  server = spawn(cli, ["serve", "-m", modelPath, "-t", "1", "-c", String(CONTEXT), "--port", "0", "--parallel", "1", "--chat-template-file", templatePath], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: server.stdout }).once("line", resolve);
-    server.once("exit", (code) => reject(new Error(`smolinfer serve exited with ${code}`)));
-  });
-  const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(first);
-  assert.ok(m, `unexpected first line ${JSON.stringify(first)}`);
-  port = Number(m[1]);
+  server = await startServer(modelPath, { templatePath, contextSize: CONTEXT });
 });
-after(() => server?.kill("SIGTERM"));
-
-// POST /v1/chat/completions: { status, body } (streamed: the chunks' JSON objects).
-function post(request) {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ model: "m", ...request });
-    const req = http.request({ host: "127.0.0.1", port, path: "/v1/chat/completions", method: "POST", headers: { "Content-Type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        if (!request.stream || res.statusCode !== 200) return resolve({ status: res.statusCode, body: JSON.parse(text) });
-        const chunks = text
-          .split("\n\n")
-          .filter((f) => f.startsWith("data: ") && f !== "data: [DONE]")
-          .map((f) => JSON.parse(f.slice("data: ".length)));
-        resolve({ status: res.statusCode, body: chunks });
-      });
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+after(() => server?.stop());
+const post = (request) => server.post(request);
 
 async function chunksOf(iterable) {
   const all = [];
@@ -84,56 +51,12 @@ async function chunksOf(iterable) {
   return all;
 }
 
-// What must be equal: everything but the response ids, times and call ids.
-const callIdPattern = /^call_[0-9A-Za-z]{24}$/;
-function withoutIds(choice) {
-  const copy = structuredClone(choice);
-  for (const c of copy.message?.tool_calls ?? copy.delta?.tool_calls ?? []) {
-    assert.match(c.id, callIdPattern);
-    c.id = "<id>";
-  }
-  return copy;
-}
-
 // One request, whole and streamed, from both; returns the JS answer.
 async function sameAsServer(request) {
-  const [js, native] = [await create(request), await post(request)];
-  assert.equal(native.status, 200, JSON.stringify(native.body));
-  assert.deepEqual(withoutIds(js.choices[0]), withoutIds(native.body.choices[0]));
-  assert.deepEqual(js.usage, native.body.usage);
-
-  const jsChunks = await chunksOf(await create({ ...request, stream: true }));
-  const nativeChunks = (await post({ ...request, stream: true })).body;
-  assert.deepEqual(
-    jsChunks.map((c) => withoutIds(c.choices[0])),
-    nativeChunks.map((c) => withoutIds(c.choices[0])),
-  );
-  // Each streamed call's id is the one sent with it; indices count up from 0.
-  const streamed = jsChunks.flatMap((c) => c.choices[0].delta.tool_calls ?? []);
-  assert.deepEqual(
-    streamed.map((c) => c.index),
-    streamed.map((_, i) => i),
-  );
-  return js;
+  const js = { whole: await create(request), chunks: await chunksOf(await create({ ...request, stream: true })) };
+  assertSameAnswer(js, await serverAnswer(server, request));
+  return js.whole;
 }
-
-const ADD = {
-  type: "function",
-  function: {
-    name: "add",
-    description: "Add two integers",
-    parameters: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] },
-  },
-};
-const WEATHER = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    description: "Get the weather",
-    parameters: { type: "object", properties: { location: { type: "string" }, unit: { type: "string", enum: ["c", "f"] } }, required: ["location"] },
-  },
-};
-const ASK = [{ role: "user", content: "What is 2+3? Use the add tool." }];
 
 test("a named tool_choice: exactly that call, as the server gives it, whole and streamed", async () => {
   const r = await sameAsServer({ messages: ASK, tools: [WEATHER, ADD], tool_choice: { type: "function", function: { name: "add" } }, max_tokens: 60, temperature: 0 });

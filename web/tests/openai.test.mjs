@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { openPage as open, TEST_TIMEOUT, useBrowser } from "./harness.mjs";
+import { openPage as open, recordRequests, TEST_TIMEOUT, useBrowser } from "./harness.mjs";
 
 const h = useBrowser();
 const openPage = (query) => open(h, query);
@@ -166,14 +166,7 @@ test("the page's JSON output switch sends the schema box as response_format", { 
   const schema = JSON.parse(await page.inputValue("#schema"));
   assert.deepEqual(schema.required, ["answer", "confidence", "keywords"]);
   // Record what reaches the engine.
-  await page.evaluate(() => {
-    const create = window.smolinfer.engine.chat.completions.create;
-    window.sent = [];
-    window.smolinfer.engine.chat.completions.create = (request, options) => {
-      window.sent.push(JSON.parse(JSON.stringify(request)));
-      return create(request, options);
-    };
-  });
+  await recordRequests(page);
   await page.evaluate(() => (document.querySelector("details.settings").open = true));
   await page.fill("#temperature", "0");
   await page.fill("#max-tokens", "80");

@@ -383,6 +383,10 @@ private:
         info.set("pooling", m.pooling);
         info.set("embeddingSize", m.n_embd_out);
         info.set("encoder", m.encoder);
+        // How the chat template writes tool calls (with tools): "json" calls
+        // are read back; "none" (SmolLM2's own) shows no tools at all.
+        const ToolSyntax::Kind calls = session_->tool_syntax(true).kind;
+        info.set("toolCalls", calls == ToolSyntax::Kind::Json ? "json" : calls == ToolSyntax::Kind::None ? "none" : "unsupported");
         val warnings = val::array();
         for (const std::string& w : session_->warnings()) warnings.call<void>("push", w);
         if (!session_->chat_template_warning().empty()) warnings.call<void>("push", session_->chat_template_warning());
