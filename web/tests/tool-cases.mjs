@@ -109,13 +109,28 @@ export async function serverAnswer(server, request) {
 export function assertSameAnswer(js, native) {
   assert.deepEqual(withoutIds(js.whole.choices[0]), withoutIds(native.whole.choices[0]));
   assert.deepEqual(js.whole.usage, native.whole.usage);
+  assertSameChunks(js.chunks, native.chunks);
+}
+
+/** A stream's chunks from the JS API equal the server's but the ids; its calls are numbered from 0. */
+export function assertSameChunks(js, native) {
   assert.deepEqual(
-    js.chunks.map((c) => withoutIds(c.choices[0])),
-    native.chunks.map((c) => withoutIds(c.choices[0])),
+    js.map((c) => withoutIds(c.choices[0])),
+    native.map((c) => withoutIds(c.choices[0])),
   );
-  const streamed = js.chunks.flatMap((c) => c.choices[0].delta.tool_calls ?? []);
+  const streamed = js.flatMap((c) => c.choices[0].delta.tool_calls ?? []);
   assert.deepEqual(
     streamed.map((c) => c.index),
     streamed.map((_, i) => i),
   );
+}
+
+/** The calls a stream's chunks make, assembled: [{ name, arguments }] (arguments as streamed text). */
+export function streamedCalls(chunks) {
+  const calls = [];
+  for (const c of chunks.flatMap((c) => c.choices[0].delta.tool_calls ?? [])) {
+    if (c.function.name !== undefined) calls[c.index] = { name: c.function.name, arguments: "" };
+    calls[c.index].arguments += c.function.arguments ?? "";
+  }
+  return calls;
 }

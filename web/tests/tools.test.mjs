@@ -3,9 +3,10 @@
 // SmolLM2-135M with each kind of chat template it can be given (llama.cpp's
 // Qwen2.5 template: Hermes-style <tool_call> JSON; its Llama 3.2 template:
 // bare JSON; SmolLM2's own: no tools at all), greedy, against `smolinfer
-// serve` answering the same requests with the same template: the whole
-// answer, usage and every streamed delta equal but the ids (node-tools.test.mjs
-// holds the JS API to the same in Node). Then the page's tools panel
+// serve` answering the same requests with the same template: every streamed
+// delta equal but the ids. Streamed only: the whole answer is the same code
+// (web/src/openai*.ts) over the same engine output, which node-tools.test.mjs
+// holds to the server's whole and streamed answers in Node. Then the page's tools panel
 // (tools-panel.ts): refused with words on SmolLM2's own template, loaded
 // again with its tool template (web/demo/tool-template.jinja), a question
 // the calculator answers: the call, its result and the final answer on the
@@ -18,7 +19,7 @@ import path from "node:path";
 import { test } from "node:test";
 
 import { TEST_TIMEOUT, askInPage, modelPath, openPage, recordRequests, useBrowser } from "./harness.mjs";
-import { ADD, ASK, LLAMA32_TEMPLATE, QWEN25_TEMPLATE, WEATHER, assertSameAnswer, llamaTemplate, serverAnswer, startServer } from "./tool-cases.mjs";
+import { ADD, ASK, LLAMA32_TEMPLATE, QWEN25_TEMPLATE, WEATHER, assertSameChunks, llamaTemplate, startServer, streamedCalls } from "./tool-cases.mjs";
 import { repoRoot } from "./wasm-module.mjs";
 
 const h = useBrowser();
@@ -30,7 +31,7 @@ const addCall = { messages: ASK, tools: [WEATHER, ADD], tool_choice: { type: "fu
 const required = { messages: ASK, tools: [WEATHER, ADD], tool_choice: "required", max_tokens: 24, temperature: 0 };
 
 // Loads the model in the page's engine with `template` (undefined: its own)
-// and answers each request whole and streamed: { info, answers: [{ whole, chunks }] }.
+// and answers each request streamed: { info, answers: [chunks] }.
 // Each from an empty cache, as the server reads it: the engine keeps the
 // cells a prompt shares with the previous one (even the last prompt token,
 // then read again alone), the server only those a fresh run computes alike,
@@ -49,13 +50,10 @@ function answersInPage(page, template, requests) {
       const answers = [];
       for (const request of requests) {
         await empty();
-        const whole = await engine.chat.completions.create(request);
-        read("whole");
-        await empty();
         const chunks = [];
         for await (const c of await engine.chat.completions.create({ ...request, stream: true })) chunks.push(c);
         read("streamed");
-        answers.push({ whole, chunks });
+        answers.push(chunks);
       }
       return { info, answers };
     },
@@ -63,14 +61,15 @@ function answersInPage(page, template, requests) {
   );
 }
 
-// The add schema checked by hand (not by smolinfer's grammar code).
-function assertAddCall(choice) {
-  assert.equal(choice.finish_reason, "tool_calls");
+// The add schema checked by hand (not by smolinfer's grammar code), on a stream's chunks.
+function assertAddCall(chunks) {
+  assert.equal(chunks.at(-1).choices[0].finish_reason, "tool_calls");
+  const calls = streamedCalls(chunks);
   assert.deepEqual(
-    choice.message.tool_calls.map((c) => c.function.name),
+    calls.map((c) => c.name),
     ["add"],
   );
-  const args = JSON.parse(choice.message.tool_calls[0].function.arguments);
+  const args = JSON.parse(calls[0].arguments);
   assert.deepEqual(Object.keys(args).sort(), ["a", "b"]);
   assert.ok(Number.isInteger(args.a) && Number.isInteger(args.b), JSON.stringify(args));
 }
@@ -85,13 +84,17 @@ const FORMATS = [
 ];
 
 for (const format of FORMATS) {
-  test(`${format.name}: the server's answers, whole and streamed`, { timeout: TEST_TIMEOUT }, async () => {
+  test(`${format.name}: the server's answers, streamed`, { timeout: TEST_TIMEOUT }, async () => {
     const server = await startServer(modelPath, { templatePath: format.template, contextSize: CONTEXT, threads: THREADS });
     try {
       // The server answers while the page does.
       const native = (async () => {
         const all = [];
-        for (const request of format.requests) all.push(await serverAnswer(server, request));
+        for (const request of format.requests) {
+          const streamed = await server.post({ ...request, stream: true });
+          assert.equal(streamed.status, 200, JSON.stringify(streamed.body));
+          all.push(streamed.body);
+        }
         return all;
       })();
       native.catch(() => {}); // awaited below, unless the page's part fails first
@@ -100,13 +103,13 @@ for (const format of FORMATS) {
       await page.close();
       assert.equal(info.threads, THREADS);
       assert.equal(info.toolCalls, format.toolCalls);
-      for (const [i, theirs] of (await native).entries()) assertSameAnswer(answers[i], theirs);
+      for (const [i, theirs] of (await native).entries()) assertSameChunks(answers[i], theirs);
       const [first] = answers;
-      if (format.toolCalls === "json") assertAddCall(first.whole.choices[0]);
+      if (format.toolCalls === "json") assertAddCall(first);
       else {
         // Tools are not shown to the model: no calls, as llama-server.
-        assert.equal(first.whole.choices[0].message.tool_calls, undefined);
-        assert.ok(first.chunks.every((c) => !c.choices[0].delta.tool_calls));
+        assert.ok(first.every((c) => !c.choices[0].delta.tool_calls));
+        assert.notEqual(first.at(-1).choices[0].finish_reason, "tool_calls");
       }
     } finally {
       server.stop();
