@@ -107,6 +107,61 @@ TEST(FlashAttention, SplitDecodeEqualsTheReference) {
     }
 }
 
+// The same split with its parts computed apart (as threads do, each part
+// of every head of a KV head) and folded after: the reference's bits, also
+// in a ring that has wrapped (a window's positions in two runs of cells).
+TEST(FlashAttention, SplitDecodeInPartsEqualsTheReference) {
+    std::mt19937 rng(31);
+    const Shape shapes[] = {{9, 3, 64}, {4, 1, 256}, {2, 1, 40}};
+    constexpr int kCtx = 800, kRing = 640;
+    for (const Shape& s : shapes) {
+        const int kv_dim = s.n_head_kv * s.head_dim;
+        const int group = s.n_head / s.n_head_kv;
+        std::vector<float> scratch(model::attention_scratch_floats(group, kCtx));
+        const KvCache whole = random_cache(kCtx, kv_dim, 720, rng);
+        KvCache ring(1, kCtx, kv_dim, KvCache::ValueLayout::Rows, kRing, {1}, 600);
+        for (int c = 0; c < kRing; ++c) {
+            std::copy_n(whole.k(0, c), kv_dim, ring.k(0, c));
+            std::copy_n(whole.v_row(0, c), kv_dim, ring.v_row(0, c));
+        }
+        struct Case {
+            const KvCache* cache;
+            int window;
+            std::vector<int> positions;
+        };
+        const Case cases[] = {{&whole, 0, {255, 256, 300, 511, 512, 700}},
+                              {&whole, 100, {300, 700}},
+                              {&ring, 600, {300, 639, 640, 700, 799}}};
+        for (const Case& c : cases) {
+            const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.0f, c.window};
+            for (const int pos : c.positions) {
+                const std::vector<float> q = random_floats(size_t(s.n_head * s.head_dim), rng);
+                for (const int splits : {2, 3, 4}) {
+                    const int parts = model::flash_walk_parts(*c.cache, 0, shape, pos, splits);
+                    ASSERT_EQ(parts > 1, pos >= 256) << "pos " << pos;
+                    const size_t stride = size_t(group) * size_t(s.head_dim + 2);
+                    for (int kv = 0; kv < s.n_head_kv; ++kv) {
+                        const float* qk = q.data() + size_t(kv * group * s.head_dim);
+                        std::vector<float> partials(size_t(parts) * stride, NAN);
+                        for (int p = parts - 1; p >= 0; --p) {
+                            model::flash_attend_part(*c.cache, 0, shape, kv * group, group, pos, qk, splits, p,
+                                                     &partials[size_t(p) * stride], scratch.data());
+                        }
+                        const size_t m = size_t(group * s.head_dim);
+                        std::vector<float> folded(m), ref(m);
+                        model::flash_fold_parts(partials.data(), stride, parts, group, s.head_dim, folded.data());
+                        model::flash_attend_heads_ref(*c.cache, 0, shape, kv * group, group, pos, qk, ref.data(),
+                                                      scratch.data(), splits);
+                        ASSERT_TRUE(same_bits(folded, ref)) << "head_dim " << s.head_dim << " window " << c.window
+                                                            << " ring " << c.cache->ring(0) << " pos " << pos
+                                                            << " splits " << splits << " kv head " << kv;
+                    }
+                }
+            }
+        }
+    }
+}
+
 // The split changes only the last bits (each part's own half accumulator),
 // never which positions count: within a few half steps of one walk. Below
 // a 512-cell view (positions up to 255) llama.cpp does not split at all.

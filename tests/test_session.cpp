@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -415,6 +416,39 @@ TEST(Session, TemplateBosIsNotDoubledWhenTheVocabularyAddsOne) {
     EXPECT_EQ(std::count(ids.begin(), ids.end(), 1), 1) << "one BOS, as llama.cpp strips the template's";
     EXPECT_EQ(ids.back(), 2);  // eos_token is the vocabulary's EOS text, a control token
     EXPECT_EQ(s->detokenize(ids, true), "<|im_start|>hi<|im_end|>");
+}
+
+// A token decoded alone past 256 positions: llama.cpp splits its flash
+// attention between its threads, and so does the session, each thread a
+// part of every head of a KV head, folded after. The numbers are those of
+// one thread reproducing the same split, bit for bit.
+TEST(Session, SplitFlashDecodeOnThreadsEqualsOneThread) {
+    test::TinyModelSpec spec;
+    spec.n_embd = 384;  // 6 heads of 64 over 2 KV heads (SmolLM2-135M's head size and grouping)
+    spec.n_head = 6;
+    spec.n_head_kv = 2;
+    spec.n_ctx = 1024;
+    spec.tied_output = false;
+    const std::vector<uint8_t> bytes = test::tiny_llama(spec);
+    SessionOptions o;
+    o.context = 1024;
+    o.flash_attention = FlashAttention::On;
+    o.threads = 2;
+    const auto spread = Session::open_bytes(bytes, o);
+    o.threads = 1;
+    o.reference_threads = 2;
+    const auto alone = Session::open_bytes(bytes, o);
+    std::vector<TokenId> prompt(300);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = TokenId(3 + (i * 37) % 256);
+    std::span<const float> a = spread->evaluate(prompt, false);
+    std::span<const float> b = alone->evaluate(prompt, false);
+    for (int step = 0; step < 40; ++step) {
+        ASSERT_EQ(a.size(), b.size());
+        ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "logits after position " << 299 + step;
+        const TokenId next = top1(a).first;
+        a = spread->evaluate({&next, 1}, false);
+        b = alone->evaluate({&next, 1}, false);
+    }
 }
 
 TEST(Session, PromptLongerThanTheContextThrows) {

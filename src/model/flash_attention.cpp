@@ -6,6 +6,7 @@
 
 #include "model/exp_approx.h"
 #include "model/flash_tile.h"
+#include "model/flash_walk.h"
 #include "quant/exact_fma.h"
 #include "quant/fp16.h"
 #include "quant/lanes.h"
@@ -163,67 +164,105 @@ inline int visible_below(const Visible& v, int cell) {
 // 512 cells, it splits the view into `splits` equal runs of cells (one per
 // thread), walks each from an empty sum, then folds the runs in order
 // (ggml_flash_attn_ext_reduce_partials); otherwise one walk over all.
-// walk(j0, j1, acc, sm): one head's walk over visible positions j0..j1-1
-// from an empty sum; acc receives the half accumulator's values as floats
-// (not yet divided by the sum), sm the walk's maximum and sum.
+struct WalkParts {
+    int view = 0;        // cells
+    int part_cells = 0;  // cells per part
+    int count = 1;       // parts (1: one walk over all)
+};
+WalkParts walk_parts(const AttentionShape& shape, int ring, int pos, int splits) {
+    WalkParts w;
+    w.view = std::max(256, (scanned_cells(shape, ring, pos) + 255) / 256 * 256);
+    if (splits <= 1 || w.view < 512) {
+        w.part_cells = w.view;
+        return w;
+    }
+    w.part_cells = (w.view + splits - 1) / splits;
+    w.count = (w.view + w.part_cells - 1) / w.part_cells;
+    return w;
+}
+
+// The visible positions [first, end) part p walks.
+struct PositionRange {
+    int first, end;
+};
+PositionRange part_positions(const Visible& vis, const WalkParts& w, int p) {
+    if (w.count == 1) return {0, vis.n};
+    const int begin = p * w.part_cells;
+    return {visible_below(vis, begin), visible_below(vis, std::min(begin + w.part_cells, w.view))};
+}
+
+// Folds one part's walk (sums `part`, not yet divided; its maximum and sum)
+// into the running ones. A part the token sees nothing of adds nothing.
+void fold_part(float* acc, float& max, float& sum, const float* part, float part_max, float part_sum, int hd) {
+    if (part_sum == 0.0f) return;
+    // The new maximum, each side's factor, then acc * old + part * new
+    // with the second product rounded first (as the zen4 build's FMAs).
+    const float m = std::fmax(max, part_max);
+    const float old_scale = std::exp(max - m), new_scale = std::exp(part_max - m);
+    for (int i = 0; i < hd; ++i) acc[i] = exact_fma(acc[i], old_scale, part[i] * new_scale);
+    sum = exact_fma(sum, old_scale, part_sum * new_scale);
+    max = m;
+}
+
+// One head's attention for a decoded token, its walk split as llama.cpp
+// splits it. walk(j0, j1, acc, sm): one head's walk over visible positions
+// j0..j1-1 from an empty sum; acc receives the half accumulator's values
+// as floats (not yet divided by the sum), sm the walk's maximum and sum.
 // Writes the head's output, head_dim floats.
 template <class Walk>
 void attend_in_parts(const Visible& vis, const AttentionShape& shape, int ring, int pos, int splits, int hd, float* out,
                      Walk walk) {
-    const int view = std::max(256, (scanned_cells(shape, ring, pos) + 255) / 256 * 256);
-    if (splits <= 1 || view < 512) {
+    const WalkParts parts = walk_parts(shape, ring, pos, splits);
+    if (parts.count == 1) {
         OnlineSoftmax sm;
         walk(0, vis.n, out, sm);
         const float inv = sm.inverse_sum();
         for (int i = 0; i < hd; ++i) out[i] *= inv;
         return;
     }
-    const int part_cells = (view + splits - 1) / splits;
     float acc[kMaxHeadDim], part[kMaxHeadDim];
     for (int i = 0; i < hd; ++i) acc[i] = 0.0f;
     float max = -INFINITY, sum = 0.0f;
-    for (int begin = 0; begin < view; begin += part_cells) {
-        const int j0 = visible_below(vis, begin), j1 = visible_below(vis, std::min(begin + part_cells, view));
+    for (int p = 0; p < parts.count; ++p) {
+        const PositionRange r = part_positions(vis, parts, p);
         OnlineSoftmax sm;
-        walk(j0, j1, part, sm);
-        if (sm.sum == 0.0f) continue;  // a part the token sees nothing of
-        // The new maximum, each side's factor, then acc * old + part * new
-        // with the second product rounded first (as the zen4 build's FMAs).
-        const float m = std::fmax(max, sm.max);
-        const float old_scale = std::exp(max - m), new_scale = std::exp(sm.max - m);
-        for (int i = 0; i < hd; ++i) acc[i] = exact_fma(acc[i], old_scale, part[i] * new_scale);
-        sum = exact_fma(sum, old_scale, sm.sum * new_scale);
-        max = m;
+        walk(r.first, r.end, part, sm);
+        fold_part(acc, max, sum, part, sm.max, sm.sum, hd);
     }
     const float inv = sum == 0.0f ? 1.0f : 1.0f / sum;
     for (int i = 0; i < hd; ++i) out[i] = acc[i] * inv;
 }
 
 // The chunk path's scores (ggml_vec_dot_f16 of the query rounded to half
-// with each key) of the visible cells in order, n_q rows of v.n at the start
-// of scratch. (Each score is a dot of its own: the cells a window hides
-// need none; llama.cpp skips them.)
+// with each key) of the visible positions first..end-1, n_q rows of
+// end - first at the start of scratch. (Each score is a dot of its own: the
+// cells a window hides need none; llama.cpp skips them.)
 const float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q,
-                          const Visible& v, const float* q, float* scratch, const AttentionKernels& kernels) {
+                          const Visible& v, PositionRange range, const float* q, float* scratch,
+                          const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
-    const size_t n = size_t(v.n);
+    const size_t n = size_t(range.end - range.first);
     float* scores = scratch;                  // n_q x n
     float* qh = scratch + size_t(n_q) * n;    // n_q x head_dim
-    float* part = qh + size_t(n_q) * size_t(hd);  // a second run's scores, n_q x its length
+    float* part = qh + size_t(n_q) * size_t(hd);  // one run's scores when the range spans two
     for (size_t i = 0; i < size_t(n_q) * size_t(hd); ++i) qh[i] = fp16_to_f32(f32_to_fp16(q[i]));
-    const int n0 = v.runs.end[0] - v.runs.begin[0];
-    if (v.runs.count == 1) {
-        kernels.key_scores(cache.k(layer, v.runs.begin[0]) + off, size_t(cache.kv_dim()), n0, qh, n_q, hd,
-                           AttentionOrder::Single, scores);
-        return scores;
+    int run_first = 0;  // the visible position of run r's first cell
+    for (int r = 0; r < v.runs.count; ++r) {
+        const int len = v.runs.end[r] - v.runs.begin[r];
+        const int a = std::max(range.first, run_first), b = std::min(range.end, run_first + len);
+        const int cell = v.runs.begin[r] + (a - run_first);
+        run_first += len;
+        if (a >= b) continue;
+        const uint16_t* keys = cache.k(layer, cell) + off;
+        if (size_t(b - a) == n) {  // the whole range in this run
+            kernels.key_scores(keys, size_t(cache.kv_dim()), b - a, qh, n_q, hd, AttentionOrder::Single, scores);
+            return scores;
+        }
+        kernels.key_scores(keys, size_t(cache.kv_dim()), b - a, qh, n_q, hd, AttentionOrder::Single, part);
+        for (int g = 0; g < n_q; ++g) {
+            std::copy_n(part + size_t(g) * size_t(b - a), b - a, scores + size_t(g) * n + size_t(a - range.first));
+        }
     }
-    const int n1 = v.runs.end[1] - v.runs.begin[1];
-    kernels.key_scores(cache.k(layer, v.runs.begin[0]) + off, size_t(cache.kv_dim()), n0, qh, n_q, hd,
-                       AttentionOrder::Single, part);
-    for (int g = 0; g < n_q; ++g) std::copy_n(part + size_t(g) * size_t(n0), n0, scores + size_t(g) * n);
-    kernels.key_scores(cache.k(layer, v.runs.begin[1]) + off, size_t(cache.kv_dim()), n1, qh, n_q, hd,
-                       AttentionOrder::Single, part);
-    for (int g = 0; g < n_q; ++g) std::copy_n(part + size_t(g) * size_t(n1), n1, scores + size_t(g) * n + size_t(n0));
     return scores;
 }
 
@@ -237,7 +276,7 @@ void flash_attend_heads_ref(const KvCache& cache, int layer, const AttentionShap
     // Hidden cells are skipped, as llama.cpp skips cells its mask hides.
     const Visible vis = visible(cache, layer, shape, pos);
     const size_t N = size_t(vis.n);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, q, scratch, kernels);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, {0, vis.n}, q, scratch, kernels);
 
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
@@ -317,8 +356,8 @@ inline __m256 round_to_half(__m256 x) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// The chunk path's walk over visible positions j0..j1-1 for one head, the
-// half accumulator held as floats that are halves, B registers of 8
+// The chunk path's walk over visible positions j0..j1-1 for one head (sg:
+// its scores from position j0 on), the half accumulator held as floats that are halves, B registers of 8
 // (head_dim 8 * B). A compile-time B keeps the accumulator in registers:
 // held in an array indexed at run time it went through memory at every
 // position, and each position waited for the store of the one before.
@@ -328,7 +367,7 @@ void chunk_walk_f16c(const KvCache& cache, int layer, int off, const Visible& vi
     __m256 acc[B];
     for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
     for (int j = j0; j < j1; ++j) {
-        if (sm.next(sg[j] * scale)) {
+        if (sm.next(sg[j - j0] * scale)) {
             const __m256 vms = _mm256_set1_ps(sm.rescale);
             for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
         }
@@ -343,9 +382,9 @@ void chunk_walk_f16c(const KvCache& cache, int layer, int off, const Visible& vi
 }
 
 // The form for a head size, or null (then the generic path runs).
-using ChunkWalkFn = void (*)(const KvCache&, int, int, const Visible&, const float*, float, int, int, float*,
+using F16cWalkFn = void (*)(const KvCache&, int, int, const Visible&, const float*, float, int, int, float*,
                              OnlineSoftmax&);
-ChunkWalkFn chunk_walk_f16c_for(int hd) {
+F16cWalkFn chunk_walk_f16c_for(int hd) {
     switch (hd) {
         case 32: return chunk_walk_f16c<4>;
         case 40: return chunk_walk_f16c<5>;
@@ -362,6 +401,44 @@ ChunkWalkFn chunk_walk_f16c_for(int hd) {
 }  // namespace
 #endif
 
+namespace {
+
+// One head's chunk-path walk over visible positions j0..j1-1 (sg: its
+// scores from j0 on) from an empty sum: acc32 receives the half
+// accumulator's values as floats, sm the walk's maximum and sum.
+void walk_head(const KvCache& cache, int layer, int off, int hd, const Visible& vis, const float* sg, float scale,
+               int j0, int j1, float* acc32, OnlineSoftmax& sm, bool fused) {
+    // 16 lanes where the CPU has them (flash_walk_avx512.cpp).
+    if (const ChunkWalkFn wide = fused ? chunk_walk_avx512(hd) : nullptr) {
+        const int n0 = vis.runs.end[0] - vis.runs.begin[0];
+        wide(cache.v_row(layer, 0) + off, size_t(cache.kv_dim()), {vis.runs.begin[0], n0, vis.runs.begin[1]}, sg, scale,
+             j0, j1, acc32, sm.max, sm.sum);
+        return;
+    }
+#if defined(__F16C__) && defined(__FMA__)
+    if (const F16cWalkFn walk = chunk_walk_f16c_for(hd); walk && fused) {
+        walk(cache, layer, off, vis, sg, scale, j0, j1, acc32, sm);
+        return;
+    }
+#endif
+    uint16_t acc[kMaxHeadDim];
+    float v32[kMaxHeadDim];
+    for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
+    for (int j = j0; j < j1; ++j) {
+        if (sm.next(sg[j - j0] * scale)) {
+            for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
+            quant::f32_to_fp16_row(acc32, acc, size_t(hd));
+            quant::fp16_to_f32_row(acc, acc32, size_t(hd));
+        }
+        quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
+        fma_row(acc32, v32, sm.weight, hd, fused);
+        quant::f32_to_fp16_row(acc32, acc, size_t(hd));
+        quant::fp16_to_f32_row(acc, acc32, size_t(hd));
+    }
+}
+
+}  // namespace
+
 void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
                         const float* q, float* out, float* scratch, bool fused, int splits,
                         const AttentionKernels& kernels) {
@@ -370,40 +447,52 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     const float scale = kq_scale(shape);
     const Visible vis = visible(cache, layer, shape, pos);
     const size_t N = size_t(vis.n);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, q, scratch, kernels);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, {0, vis.n}, q, scratch, kernels);
     const int ring = cache.ring(layer);
-
-#if defined(__F16C__) && defined(__FMA__)
-    if (const ChunkWalkFn walk = chunk_walk_f16c_for(hd); walk && fused) {
-        for (int g = 0; g < n_q; ++g) {
-            const float* sg = scores + size_t(g) * N;
-            attend_in_parts(vis, shape, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
-                            [&](int j0, int j1, float* a, OnlineSoftmax& sm) {
-                                walk(cache, layer, off, vis, sg, scale, j0, j1, a, sm);
-                            });
-        }
-        return;
-    }
-#endif
     for (int g = 0; g < n_q; ++g) {
         const float* sg = scores + size_t(g) * N;
         attend_in_parts(vis, shape, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
                         [&](int j0, int j1, float* acc32, OnlineSoftmax& sm) {
-                            uint16_t acc[kMaxHeadDim];
-                            float v32[kMaxHeadDim];
-                            for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
-                            for (int j = j0; j < j1; ++j) {
-                                if (sm.next(sg[j] * scale)) {
-                                    for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
-                                    quant::f32_to_fp16_row(acc32, acc, size_t(hd));
-                                    quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-                                }
-                                quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
-                                fma_row(acc32, v32, sm.weight, hd, fused);
-                                quant::f32_to_fp16_row(acc32, acc, size_t(hd));
-                                quant::fp16_to_f32_row(acc, acc32, size_t(hd));
-                            }
+                            walk_head(cache, layer, off, hd, vis, sg + j0, scale, j0, j1, acc32, sm, fused);
                         });
+    }
+}
+
+int flash_walk_parts(const KvCache& cache, int layer, const AttentionShape& shape, int pos, int splits) {
+    return walk_parts(shape, cache.ring(layer), pos, splits).count;
+}
+
+void flash_attend_part(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
+                       const float* q, int splits, int part, float* partial, float* scratch, bool fused,
+                       const AttentionKernels& kernels) {
+    const int hd = shape.head_dim;
+    const int off = first_head / (shape.n_head / shape.n_head_kv) * hd;
+    const float scale = kq_scale(shape);
+    const Visible vis = visible(cache, layer, shape, pos);
+    const PositionRange range = part_positions(vis, walk_parts(shape, cache.ring(layer), pos, splits), part);
+    const size_t n = size_t(range.end - range.first);
+    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, range, q, scratch, kernels);
+    for (int g = 0; g < n_q; ++g) {
+        float* p = partial + size_t(g) * size_t(hd + 2);
+        OnlineSoftmax sm;
+        walk_head(cache, layer, off, hd, vis, scores + size_t(g) * n, scale, range.first, range.end, p, sm, fused);
+        p[hd] = sm.max;
+        p[hd + 1] = sm.sum;
+    }
+}
+
+void flash_fold_parts(const float* partials, size_t part_stride, int parts, int n_q, int head_dim, float* out) {
+    const int hd = head_dim;
+    for (int g = 0; g < n_q; ++g) {
+        float acc[kMaxHeadDim];
+        for (int i = 0; i < hd; ++i) acc[i] = 0.0f;
+        float max = -INFINITY, sum = 0.0f;
+        for (int p = 0; p < parts; ++p) {
+            const float* part = partials + size_t(p) * part_stride + size_t(g) * size_t(hd + 2);
+            fold_part(acc, max, sum, part, part[hd], part[hd + 1], hd);
+        }
+        const float inv = sum == 0.0f ? 1.0f : 1.0f / sum;
+        for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] = acc[i] * inv;
     }
 }
 

@@ -66,6 +66,20 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
                         const float* q, float* out, float* scratch, bool fused = true, int splits = 1,
                         const AttentionKernels& kernels = attention_kernels());
 
+// The same walk with its parts spread over threads: a token decoded alone
+// at `pos` whose walk llama.cpp splits into flash_walk_parts(...) > 1 parts
+// (`splits` as above). flash_attend_part computes part `part` for query
+// heads first_head .. first_head + n_q - 1 (one KV head) into `partial`:
+// per head head_dim + 2 floats (its sums, not yet divided, then its
+// maximum and sum); scratch as flash_attend_heads'. flash_fold_parts folds
+// parts 0 .. parts - 1 (part_stride floats apart) in order into out, n_q x
+// head_dim: the result flash_attend_heads gives, bit for bit.
+int flash_walk_parts(const KvCache& cache, int layer, const AttentionShape& shape, int pos, int splits);
+void flash_attend_part(const KvCache& cache, int layer, const AttentionShape& shape, int first_head, int n_q, int pos,
+                       const float* q, int splits, int part, float* partial, float* scratch, bool fused = true,
+                       const AttentionKernels& kernels = attention_kernels());
+void flash_fold_parts(const float* partials, size_t part_stride, int parts, int n_q, int head_dim, float* out);
+
 // The Tiled path for every query head of KV head `kv_head`, for n_tokens
 // tokens (at most kFlashTokensPerCall) at positions pos[0..n_tokens): token
 // t's query heads start at q + t * q_stride, its output at out + t * q_stride.

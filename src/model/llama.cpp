@@ -155,6 +155,31 @@ void Forward::flash_attention(runtime::ThreadPool& pool, int il, int n, RowOrder
         // A token decoded alone: llama.cpp splits its keys between its threads.
         const bool alone = n == 1 || order == RowOrder::PerToken;
         const int splits = !alone ? 1 : reference_threads_ > 0 ? reference_threads_ : pool.size();
+        const int parts = n == 1 && pool.size() > 1 ? flash_walk_parts(*row_cache_[0], il, shape, row_pos_[0], splits) : 1;
+        if (parts > 1) {
+            // So do we: each thread walks a part of every head of a KV head,
+            // reading its keys and values once, then the parts are folded in
+            // order -- not each head's whole walk on one thread, which left
+            // a thread idle when there are few KV heads and read a KV head's
+            // cache once per thread holding some of its heads.
+            const int group = c.n_head / c.n_head_kv;
+            const size_t item_floats = size_t(group) * size_t(c.head_dim + 2);
+            const size_t items = size_t(c.n_head_kv) * size_t(parts);
+            if (flash_parts_.size() < items * item_floats) flash_parts_.resize(items * item_floats);
+            pool.parallel_for_dynamic(items, 1, [&](int thread, size_t begin, size_t end) {
+                for (size_t item = begin; item < end; ++item) {
+                    const int kv = int(item / size_t(parts)), part = int(item % size_t(parts));
+                    flash_attend_part(*row_cache_[0], il, shape, kv * group, group, row_pos_[0], &q_[size_t(kv * group * c.head_dim)],
+                                      splits, part, &flash_parts_[item * item_floats],
+                                      &scores_[size_t(thread) * scratch_per_thread_], fused);
+                }
+            });
+            for (int kv = 0; kv < c.n_head_kv; ++kv) {
+                flash_fold_parts(&flash_parts_[size_t(kv) * size_t(parts) * item_floats], item_floats, parts, group,
+                                 c.head_dim, &att_[size_t(kv * group * c.head_dim)]);
+            }
+            return;
+        }
         for_head_groups(pool, c, n, [&](int thread, int t, int first, int count) {
             const size_t off = size_t(t) * Q + size_t(first * c.head_dim);
             flash_attend_heads(*row_cache_[size_t(t)], il, shape, first, count, row_pos_[size_t(t)], &q_[off],

@@ -134,6 +134,7 @@ private:
     std::vector<float> rope_swa_;  // the same for sliding-window layers, when their RoPE differs
     std::vector<uint16_t> v_half_;  // a token's V as halves, before the transposed store
     std::vector<float> v_t_;        // an encoder's values transposed per KV head (f32 attention)
+    std::vector<float> flash_parts_;  // a decoded token's split walk: every head's parts (flash_attend_part)
     std::vector<float> scores_;  // per thread: attention scratch (scratch_per_thread_ floats)
     size_t scratch_per_thread_ = 0;
     int score_threads_ = 0;

@@ -1,0 +1,27 @@
+// A faster form of the chunk path's walk (flash_attention.cpp) for CPUs with
+// AVX-512, bit-identical to the portable and F16C forms there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smolinfer::model {
+
+// The visible cells in at most two runs: visible position j is cell
+// begin0 + j below n0, else begin1 + (j - n0).
+struct CellRuns2 {
+    int begin0, n0, begin1;
+};
+
+// One head's walk over visible positions j0..j1-1 from the running maximum
+// and sum given (an empty walk: -inf and 0): values + cell * stride holds
+// the head's cached value row; scores[j - j0] is position j's score before
+// `scale`. Writes the half accumulator's head_dim values as floats to out
+// (not yet divided by the sum) and the walk's maximum and sum.
+using ChunkWalkFn = void (*)(const uint16_t* values, size_t stride, CellRuns2 runs, const float* scores, float scale,
+                             int j0, int j1, float* out, float& max, float& sum);
+
+// The AVX-512 form for this head size, or null when this build or CPU has none.
+ChunkWalkFn chunk_walk_avx512(int head_dim);
+
+}  // namespace smolinfer::model
