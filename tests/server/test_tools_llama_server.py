@@ -139,7 +139,7 @@ def main():
     totals = {"equal": 0, "named": 0, "named_cut_off": 0, "their_error": 0, "cut_off": 0}
     with tempfile.TemporaryDirectory() as tmp:
         for setup in GOLDEN["setups"]:
-            extra = ["-fa", "off"]
+            extra = ["-fa", "off", "-t", "1"]  # one core: make test runs this suite beside others
             if setup["template"]:
                 extra += ["--chat-template-file", str(LLAMA_SRC / setup["template"]["llama_source"])]
             server = Server(*extra, model=model_file(setup, tmp), context=GOLDEN["context"], env=env)
