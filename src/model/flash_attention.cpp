@@ -357,8 +357,9 @@ inline __m256 round_to_half(__m256 x) {
 }
 
 // The chunk path's walk over visible positions j0..j1-1 for one head (sg:
-// its scores from position j0 on), the half accumulator held as floats that are halves, B registers of 8
-// (head_dim 8 * B). A compile-time B keeps the accumulator in registers:
+// its scores from position j0 on), the half accumulator held as floats
+// that are halves, B registers of 8 (head_dim 8 * B; flash_walk_avx512.cpp
+// is the 16-lane form). A compile-time B keeps the accumulator in registers:
 // held in an array indexed at run time it went through memory at every
 // position, and each position waited for the store of the one before.
 template <int B>
