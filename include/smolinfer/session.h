@@ -274,9 +274,13 @@ public:
     std::string detokenize(std::span<const TokenId> ids, bool special = false) const;
     bool is_end_of_generation(TokenId id) const;
 
-    // Evaluates `prompt` and samples up to max_tokens. When the prompt starts
-    // with the tokens already in the KV cache (the previous prompt and
-    // answer, in a chat), only the new tokens are evaluated.
+    // Evaluates `prompt` and samples up to max_tokens. Where the prompt
+    // starts with tokens already in the KV cache (the previous prompt, in a
+    // chat), their cells are kept as far as a fresh session would compute
+    // them the same way, so that tokens and log-probabilities are bit for
+    // bit a fresh session's: an answer's cells, decoded one at a time, are
+    // computed again as prompt tokens, and so is a repeated prompt's last
+    // token (reused_tokens counts the cells kept).
     // Limits: a prompt longer than context() throws smolinfer::Error naming
     // both sizes, before anything is evaluated. Generation that fills the
     // context stops with StopReason::ContextFull after context() -

@@ -2,28 +2,17 @@
 // evaluates one prompt chunk of every sequence that is still reading its
 // prompt, then decodes one token of every other sequence in a single pass.
 //
-// Batch invariance: a token's keys, values and logits depend only on its
-// position, its id, the cells before it and the arithmetic its forward pass
-// gives it (Forward::arithmetic: single-token orders in a pass of one token,
-// batch orders in a longer one, and which tokens the grouped kernels take;
-// with flash attention also its path, which the prompt's length decides).
-// Decoded tokens go through Forward::run_tokens, in the arithmetic of a
-// single-token pass, as Session decodes. Prompts are evaluated on their own,
-// in chunks that end where Session's chunks of a fresh prompt end
-// (model::request_pass: multiples of the chunk size within llama.cpp's
-// micro-batches, and the prompt's end). A new prompt keeps a
-// cached cell only when it is its token and was computed in the arithmetic
-// a fresh run of the new prompt gives it; and it keeps a prefix only if the
-// first chunk it then reads gives every token the fresh arithmetic too (for
-// grouped kernels, the kept prefix is a multiple of the group; and that
-// chunk is not a single token where the fresh one is longer). By induction
-// over positions, every cell and every logit equals a fresh run's.
+// Batch invariance: decoded tokens go through Forward::run_tokens, in the
+// arithmetic of a single-token pass, as Session decodes; prompts are read
+// on their own, in the chunks a fresh Session reads them in; and a new
+// prompt keeps cached cells by Session's rule (api/cached_cells.h).
 #include "smolinfer/batch.h"
 
 #include <algorithm>
 #include <chrono>
 #include <new>
 
+#include "api/cached_cells.h"
 #include "api/generation_steps.h"
 #include "api/session_impl.h"
 
@@ -40,8 +29,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 struct BatchGenerator::Impl {
     struct Sequence {
         model::KvCache cache;
-        std::vector<TokenId> cells;  // the tokens whose keys and values are in `cache`
-        std::vector<int> arithmetic;  // per cell, Forward::arithmetic of the pass that computed it
+        CachedCells cells;  // what `cache` holds
         std::unique_ptr<GenerationSteps> steps;  // null: free
         std::vector<TokenId> prompt;             // while reading it: the prompt, else empty
         uint64_t last_used = 0;                  // add() order, for picking which cache to overwrite
@@ -55,6 +43,7 @@ struct BatchGenerator::Impl {
     Session::Impl& s;
     int chunk;  // prompt tokens per pass, and the alignment of chunks
     model::Forward forward;
+    CellArithmetic rule;
     std::vector<Sequence> seqs;
     uint64_t adds = 0;
     long long reused = 0;
@@ -62,7 +51,8 @@ struct BatchGenerator::Impl {
     Impl(Session::Impl& session, int max_sequences)
         : s(session),
           chunk(session.forward.max_batch()),
-          forward(session.model, session.cache.n_ctx(), std::max(chunk, max_sequences)) {
+          forward(session.model, session.cache.n_ctx(), std::max(chunk, max_sequences)),
+          rule(forward, size_t(chunk)) {
         forward.set_reference_threads(session.forward.reference_threads());
         seqs.reserve(size_t(max_sequences));
         for (int i = 0; i < max_sequences; ++i) seqs.emplace_back(s.model->config(), s.cache);
@@ -70,47 +60,10 @@ struct BatchGenerator::Impl {
 
     int n_ctx() const { return s.cache.n_ctx(); }
 
-    // Token j of a pass of n tokens, token t of a prompt of n_prompt: the
-    // matrices' arithmetic (Forward::arithmetic) and flash attention's path.
-    int arithmetic(int j, int n, size_t t, size_t n_prompt) const {
-        return 2 * forward.arithmetic(j, n) + (model::flash_path_for(t, n_prompt) == model::FlashPath::Tiled);
-    }
-
-    // The arithmetic a fresh Session gives token t of a prompt of n tokens:
-    // it reads the prompt in chunks [0, chunk), [chunk, 2 chunk), ...
-    int fresh_arithmetic(size_t t, size_t n) const {
-        const model::RequestPass p = model::request_pass(t, n, size_t(chunk));
-        return arithmetic(int(t - p.begin), int(p.end - p.begin), t, n);
-    }
-
-    // A decoded token's: one token in a pass and a request of its own.
-    int decoded_arithmetic() const { return arithmetic(0, 1, 0, 1); }
-
-    // Whether reading `prompt` from `keep` (first up to the fresh run's next
-    // chunk end, then chunk by chunk) gives each token its fresh arithmetic.
-    bool reads_as_fresh(size_t keep, std::span<const TokenId> prompt) const {
-        const size_t end = model::request_pass(keep, prompt.size(), size_t(chunk)).end;
-        for (size_t t = end; t-- > keep;) {
-            if (arithmetic(int(t - keep), int(end - keep), t, prompt.size()) != fresh_arithmetic(t, prompt.size())) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    // Cells of `q` a new prompt can keep: the longest prefix of them that a
-    // fresh run of the prompt would compute alike (same tokens, same
-    // arithmetic), cut until the rest of the prompt reads as fresh, leaving
-    // at least one prompt token to evaluate (for the logits).
+    // Which cells a prompt keeps: at most what the rule allows, less where
+    // a sliding window's ring has lapped them.
     size_t reusable(const Sequence& q, std::span<const TokenId> prompt) const {
-        size_t keep = 0;
-        const size_t limit = std::min(q.cells.size(), prompt.size() - 1);
-        while (keep < limit && q.cells[keep] == prompt[keep] &&
-               q.arithmetic[keep] == fresh_arithmetic(keep, prompt.size())) {
-            ++keep;
-        }
-        while (keep > 0 && !reads_as_fresh(keep, prompt)) --keep;
-        return q.cache.reusable(keep);  // a sliding window's ring may have lapped it
+        return q.cache.reusable(rule.reusable(q.cells, prompt));
     }
 
     // Evaluates the next chunk of q's prompt; at the end of the prompt,
@@ -122,10 +75,9 @@ struct BatchGenerator::Impl {
         // token's path as a fresh run of the whole prompt would.
         const size_t n = model::request_pass(at, q.prompt.size(), size_t(chunk)).end - at;
         const auto part = std::span<const TokenId>(q.prompt).subspan(at, n);
-        const std::span<const float> logits =
-            forward.run(s.pool, q.cache, part, int(at), false, model::flash_path_for(at, q.prompt.size()));
-        q.cells.insert(q.cells.end(), part.begin(), part.end());
-        for (size_t j = 0; j < n; ++j) q.arithmetic.push_back(arithmetic(int(j), int(n), at + j, q.prompt.size()));
+        const model::FlashPath path = model::flash_path_for(at, q.prompt.size());
+        const std::span<const float> logits = forward.run(s.pool, q.cache, part, int(at), false, path);
+        for (size_t j = 0; j < n; ++j) q.cells.push(part[j], rule.of(int(j), int(n), path));
         GenerationStats& st = q.steps->stats();
         st.prefill_seconds += seconds_since(t0);
         if (q.cells.size() == q.prompt.size()) {
@@ -213,7 +165,6 @@ int BatchGenerator::add(std::span<const TokenId> prompt, const GenerateOptions& 
     if (best < 0) throw Error("all " + std::to_string(b.seqs.size()) + " sequences are running");
     Impl::Sequence& q = b.seqs[size_t(best)];
     q.cells.resize(best_keep);
-    q.arithmetic.resize(best_keep);
     if (best_keep == 0) q.cache.clear();
     q.prompt.assign(prompt.begin(), prompt.end());
     q.last_used = ++b.adds;
@@ -254,8 +205,7 @@ std::vector<BatchEvent> BatchGenerator::step() {
         const size_t n_vocab = size_t(b.s.info.n_vocab);
         for (size_t r = 0; r < rows.size(); ++r) {
             Impl::Sequence& q = b.seqs[size_t(row_seq[r])];
-            q.cells.push_back(rows[r].token);
-            q.arithmetic.push_back(b.decoded_arithmetic());
+            q.cells.push(rows[r].token, b.rule.decoded());
             GenerationStats& st = q.steps->stats();
             st.decode_seconds += pass;
             st.decode_evals++;

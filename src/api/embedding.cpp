@@ -41,7 +41,7 @@ std::vector<float> Session::Impl::embed(std::span<const TokenId> tokens, bool no
             throw Error(std::string("pooling '") + model::pooling_name(c.pooling) + "' on a decoder (" + c.architecture +
                         ") is not supported: only last-token pooling, or none");
         }
-        sequence.clear();
+        cells.clear();
         cache.clear();
         const std::span<const float> last = evaluate(tokens, false, model::PassOutput::Hidden);
         pooled.assign(last.begin(), last.end());

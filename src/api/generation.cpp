@@ -28,7 +28,7 @@ struct Generation::State {
         if (steps.done()) return std::nullopt;
         const auto t0 = Clock::now();
         GenerationStats& stats = steps.stats();
-        const bool room = s.sequence.size() < size_t(s.cache.n_ctx());
+        const bool room = s.cells.size() < size_t(s.cache.n_ctx());
         std::optional<TokenEvent> e = steps.next(logits, room, s.stop_requested.load());
         if (const auto tok = steps.to_evaluate()) {
             const TokenId one[1] = {*tok};
@@ -53,17 +53,15 @@ std::unique_ptr<Generation> Session::start(std::span<const TokenId> prompt, cons
     s.stop_requested.store(false);
     GenerationStats& st = state->steps.stats();
 
-    // Keep the cached prefix the prompt shares; at least one token is
-    // evaluated so that there are logits to sample from.
-    size_t keep = 0;
-    while (keep < s.sequence.size() && keep + 1 < prompt.size() && s.sequence[keep] == prompt[keep]) ++keep;
-    keep = s.cache.reusable(keep);  // a sliding window's ring may have lapped it
-    s.sequence.resize(keep);
+    // Keep the cached cells a fresh run of the prompt would compute the
+    // same way (api/cached_cells.h), and read the rest as that run would.
+    const size_t keep = s.cache.reusable(s.rule.reusable(s.cells, prompt));
+    s.cells.resize(keep);
     if (keep == 0) s.cache.clear();
     st.reused_tokens = int(keep);
 
     const auto t0 = Clock::now();
-    state->logits = s.evaluate(prompt.subspan(keep), false);
+    state->logits = s.read(prompt, keep, false);
     st.prefill_seconds = seconds_between(t0, Clock::now());
     return std::unique_ptr<Generation>(new Generation(std::move(state)));
 }

@@ -70,7 +70,8 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
       cache(m->config().n_layer, n_ctx, m->config().kv_dim(), value_layout(o.flash_attention),
             o.swa_full || m->config().encoder ? 0 : m->config().swa_ring(n_ctx, o.reference_ubatch),
             m->config().swa_layers, m->config().n_swa) {
-    sequence.reserve(size_t(n_ctx));
+    cells.tokens.reserve(size_t(n_ctx));
+    cells.arithmetic.reserve(size_t(n_ctx));
     forward.set_reference_threads(o.reference_threads);
     double tokenizer_ms = 0;
     tokenizer = timed(tokenizer_ms, [&] { return std::make_unique<text::Tokenizer>(vocab); });
@@ -260,16 +261,45 @@ bool Session::is_end_of_generation(TokenId id) const { return impl_->vocab.is_en
 
 void Session::stop() { impl_->stop_requested.store(true); }
 
+std::span<const float> Session::Impl::read(std::span<const TokenId> request, size_t from, bool all_logits,
+                                           model::PassOutput output) {
+    const std::span<const TokenId> tokens = request.subspan(from);
+    check_ids(tokens);
+    if (tokens.empty()) throw Error("evaluate: no tokens");
+    if (model->config().encoder) refuse_encoder(model->config());
+    const size_t room = size_t(cache.n_ctx()) - cells.size();
+    if (tokens.size() > room) {
+        throw Error("the context holds " + std::to_string(cache.n_ctx()) + " tokens: " + std::to_string(cells.size()) +
+                    " are in use and " + std::to_string(tokens.size()) + " more do not fit (use a larger context, -c)");
+    }
+    const size_t batch = size_t(forward.max_batch());
+    if (all_logits && tokens.size() > batch) {
+        throw Error("evaluate: with all logits, at most " + std::to_string(batch) + " tokens per call");
+    }
+    // Chunks never cross llama.cpp's micro-batches, whose sizes pick its
+    // flash-attention path.
+    std::span<const float> logits;
+    for (size_t at = from; at < request.size();) {
+        const size_t end = model::request_pass(at, request.size(), batch).end;
+        const auto chunk = request.subspan(at, end - at);
+        const model::FlashPath path = model::flash_path_for(at, request.size());
+        logits = forward.run(pool, cache, chunk, int(cells.size()), all_logits, path, output);
+        for (size_t j = 0; j < chunk.size(); ++j) cells.push(chunk[j], rule.of(int(j), int(chunk.size()), path));
+        at = end;
+    }
+    return logits;
+}
+
 std::span<const float> Session::evaluate(std::span<const TokenId> tokens, bool all_logits) {
     return impl_->evaluate(tokens, all_logits);
 }
 
 void Session::reset() {
-    impl_->sequence.clear();
+    impl_->cells.clear();
     impl_->cache.clear();
 }
 
-const std::vector<TokenId>& Session::sequence() const { return impl_->sequence; }
+const std::vector<TokenId>& Session::sequence() const { return impl_->cells.tokens; }
 
 GenerationStats Session::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                                   const TokenCallback& on_token) {

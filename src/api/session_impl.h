@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/cached_cells.h"
 #include "grammar/matcher.h"
 #include "model/llama.h"
 #include "runtime/thread_pool.h"
@@ -37,7 +38,8 @@ struct Session::Impl {
     runtime::ThreadPool pool;
     model::Forward forward;
     model::KvCache cache;
-    std::vector<TokenId> sequence;  // tokens whose keys and values are in the cache
+    CachedCells cells;  // what `cache` holds
+    CellArithmetic rule{forward, size_t(forward.max_batch())};  // which cells a new prompt keeps
     std::atomic<bool> stop_requested{false};
     // The vocabulary as grammars see it, built by the first generation with a grammar.
     std::shared_ptr<const grammar::TokenTable> grammar_tokens;
@@ -57,34 +59,18 @@ struct Session::Impl {
     std::span<const float> encode(std::span<const TokenId> tokens);
     std::vector<float> embed(std::span<const TokenId> tokens, bool normalize);
 
+    // Appends tokens to the sequence as one llama.cpp request (one
+    // llama_decode call) and returns their logits (Session::evaluate).
     std::span<const float> evaluate(std::span<const TokenId> tokens, bool all_logits,
                                     model::PassOutput output = model::PassOutput::Logits) {
-        check_ids(tokens);
-        if (tokens.empty()) throw Error("evaluate: no tokens");
-        if (model->config().encoder) refuse_encoder(model->config());
-        const size_t room = size_t(cache.n_ctx()) - sequence.size();
-        if (tokens.size() > room) {
-            throw Error("the context holds " + std::to_string(cache.n_ctx()) + " tokens: " +
-                        std::to_string(sequence.size()) + " are in use and " + std::to_string(tokens.size()) +
-                        " more do not fit (use a larger context, -c)");
-        }
-        const size_t batch = size_t(forward.max_batch());
-        if (all_logits && tokens.size() > batch) {
-            throw Error("evaluate: with all logits, at most " + std::to_string(batch) + " tokens per call");
-        }
-        // The tokens are one request to llama.cpp: chunks never cross its
-        // micro-batches, whose sizes pick its flash-attention path.
-        std::span<const float> logits;
-        for (size_t at = 0; at < tokens.size();) {
-            const model::RequestPass pass = model::request_pass(at, tokens.size(), batch);
-            const auto chunk = tokens.subspan(at, pass.end - at);
-            logits = forward.run(pool, cache, chunk, int(sequence.size()), all_logits,
-                                 model::flash_path_for(at, tokens.size()), output);
-            sequence.insert(sequence.end(), chunk.begin(), chunk.end());
-            at = pass.end;
-        }
-        return logits;
+        return read(tokens, 0, all_logits, output);
     }
+    // Reads request[from..] as a fresh run of the whole request reads it:
+    // the same passes, flash attention's paths and arithmetic. The cache
+    // must hold the request's first `from` tokens as that run computes them
+    // (CellArithmetic::reusable decides which cells do).
+    std::span<const float> read(std::span<const TokenId> request, size_t from, bool all_logits,
+                                model::PassOutput output = model::PassOutput::Logits);
 };
 
 }  // namespace smolinfer
