@@ -199,5 +199,38 @@ TEST(JinjaLimits, RunawayTemplatesFail) {
     EXPECT_THROW(Template(nested + "x"), SyntaxError);
 }
 
+// Each macro body is within the parser's bounds, but a macro calling itself
+// from deep inside its body multiplies the nesting (and the C++ stack) by the
+// macro depth: a limit on the whole nesting makes it a RenderError, where it
+// was a stack overflow (found by fuzz_chat_template).
+TEST(JinjaLimits, MacroRecursionFromDeepInsideItsBodyFails) {
+    const std::string minuses(180, '-');
+    std::string ifs, endifs;
+    for (int i = 0; i < 180; ++i) ifs += "{% if true %}", endifs += "{% endif %}";
+    for (const std::string& body : {"{{ " + minuses + "m(n + 1)|length }}", ifs + "{{ m(n + 1) }}" + endifs}) {
+        const std::string source = "{% macro m(n) %}" + body + "{% endmacro %}{{ m(0) }}";
+        try {
+            render(source);
+            FAIL() << "rendered";
+        } catch (const RenderError& e) {
+            EXPECT_NE(std::string(e.what()).find("nest deeper than 1000"), std::string::npos) << e.what();
+        }
+    }
+    // What the parser accepts renders without macros: 190 statements deep
+    // around an expression 399 high.
+    std::string deep, ends;
+    for (int i = 0; i < 190; ++i) deep += "{% if true %}", ends += "{% endif %}";
+    std::string chain = "1";
+    for (int i = 0; i < 398; ++i) chain += " + 1";
+    EXPECT_EQ(render(deep + "{{ " + chain + " }}" + ends), "399");
+    // And a recursion of shallow bodies still reaches the macro limit first.
+    try {
+        render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+        FAIL() << "rendered";
+    } catch (const RenderError& e) {
+        EXPECT_NE(std::string(e.what()).find("macros nest deeper than 32"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace smolinfer::text::jinja

@@ -76,6 +76,21 @@ private:
         }
     }
 
+    // Held while a statement runs or an expression is evaluated.
+    struct Nesting {
+        explicit Nesting(Evaluator& e) : e_(e) {
+            if (++e_.depth_ > e_.ctx_.limits.max_depth) {
+                --e_.depth_;
+                throw RenderError("statements and expressions nest deeper than " +
+                                  std::to_string(e_.ctx_.limits.max_depth) + " (through macro calls)");
+            }
+        }
+        ~Nesting() { --e_.depth_; }
+        Nesting(const Nesting&) = delete;
+        Nesting& operator=(const Nesting&) = delete;
+        Evaluator& e_;
+    };
+
     void emit(TaggedString s) {
         output_bytes_ += s.size();
         if (output_bytes_ > ctx_.limits.max_output_bytes) {
@@ -103,6 +118,7 @@ private:
     }
 
     Flow exec(const Stmt& s) {
+        const Nesting nesting(*this);
         step();
         switch (s.kind) {
             case Stmt::Kind::Text: emit(TaggedString(s.text)); return Flow::Normal;
@@ -264,6 +280,7 @@ private:
     }
 
     Value eval(const Expr& e) {
+        const Nesting nesting(*this);
         switch (e.kind) {
             case Expr::Kind::Literal: return e.literal;
             case Expr::Kind::Name: {
@@ -514,6 +531,7 @@ private:
     size_t output_bytes_ = 0;
     std::map<std::string, const Stmt*> macros_;  // defined so far
     int macro_depth_ = 0;
+    int depth_ = 0;  // Nesting guards alive
 };
 
 }  // namespace

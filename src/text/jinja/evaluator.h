@@ -19,6 +19,11 @@ struct Limits {
     size_t max_steps = 200'000;            // statements run + loop iterations
     uint32_t max_nest = 64;                // lists/dicts inside lists/dicts a {% set %} may store
     int max_macro_depth = 32;              // macros calling macros (or themselves)
+    // Statements and expressions inside each other, counted through macro
+    // calls: the parser bounds one template's nesting, but a macro may call
+    // itself from deep inside its body, and each level is C++ stack (1 MB in
+    // the browser).
+    int max_depth = 1000;
     size_t max_output_bytes = 16u << 20;   // rendered text
 };
 
