@@ -199,6 +199,26 @@ TEST(JinjaLimits, RunawayTemplatesFail) {
     EXPECT_THROW(Template(nested + "x"), SyntaxError);
 }
 
+// Python's integers do not overflow; ours are 64-bit and say so instead of
+// wrapping (undefined behaviour in C++; found by fuzz_chat_template).
+TEST(JinjaLimits, IntegerOverflowFails) {
+    EXPECT_EQ(render("{{ 3 ** 39 }}|{{ 2 ** 62 }}|{{ (-2) ** 63 }}"),
+              "4052555153018976267|4611686018427387904|-9223372036854775808");
+    EXPECT_EQ(render("{{ 9223372036854775807 - 1 + 1 }}|{{ -9223372036854775807 - 1 }}"),
+              "9223372036854775807|-9223372036854775808");
+    for (const char* source : {"{{ 7972 ** 7 * 777 }}", "{{ 2 ** 63 }}", "{{ 9223372036854775807 + 1 }}",
+                               "{{ -9223372036854775807 - 2 }}", "{{ 3037000500 * 3037000500 }}",
+                               "{{ -(-9223372036854775807 - 1) }}", "{{ (-9223372036854775807 - 1) // -1 }}",
+                               "{{ (-9223372036854775807 - 1) | abs }}", "{{ (10.0 ** 300) | int }}",
+                               "{{ (10.0 ** 400 - 10.0 ** 400) | int }}", "{{ '99999999999999999999' | int }}"}) {
+        EXPECT_THROW(render(source), RenderError) << source;
+    }
+    EXPECT_EQ(render("{{ -9.9 | int }}|{{ (2.0 ** 62) | int }}"), "-9|4611686018427387904");
+    // Ranges and slices whose next step would pass the largest integer end there.
+    EXPECT_EQ(render("{{ range(9223372036854775806, 9223372036854775807, 5) | list }}"), "[9223372036854775806]");
+    EXPECT_EQ(render("{{ [1, 2, 3][1::9223372036854775807] }}"), "[2]");
+}
+
 // Each macro body is within the parser's bounds, but a macro calling itself
 // from deep inside its body multiplies the nesting (and the C++ stack) by the
 // macro depth: a limit on the whole nesting makes it a RenderError, where it

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "text/jinja/builtins.h"
+#include "text/jinja/checked_int.h"
 #include "text/jinja/errors.h"
 #include "text/jinja/string_ops.h"
 
@@ -29,7 +30,10 @@ std::vector<size_t> slice_indices(int64_t n, const Value& start_v, const Value& 
     std::vector<size_t> out;
     if (step > 0) {
         const int64_t start = clamp(get(start_v, 0), 0, n), stop = clamp(get(stop_v, n), 0, n);
-        for (int64_t k = start; k < stop; k += step) out.push_back(size_t(k));
+        for (int64_t k = start; k < stop;) {
+            out.push_back(size_t(k));
+            if (__builtin_add_overflow(k, step, &k)) break;  // past stop too
+        }
     } else {
         const int64_t start = start_v.is_undefined() || start_v.is_none() ? n - 1 : clamp(get(start_v, 0), -1, n - 1);
         const int64_t stop = stop_v.is_undefined() || stop_v.is_none() ? -1 : clamp(get(stop_v, 0), -1, n - 1);
@@ -322,7 +326,7 @@ private:
             case Expr::Kind::Unary: {
                 const Value x = eval(*e.args[0]);
                 if (e.name == "not") return Value::boolean(!truthy(x));
-                if (x.kind == Value::Kind::Int) return Value::integer(e.name == "-" ? -x.i : x.i);
+                if (x.kind == Value::Kind::Int) return Value::integer(e.name == "-" ? checked_neg(x.i) : x.i);
                 if (x.kind == Value::Kind::Float) return Value::number(e.name == "-" ? -x.f : x.f);
                 type_error("unary " + e.name + " needs a number", x);
             }
@@ -417,9 +421,10 @@ private:
             if (args.size() >= 3) stride = args[2].i;
             if (args.empty() || args.size() > 3 || stride == 0) throw RenderError("range() needs 1 to 3 integers, step not 0");
             Array out;
-            for (int64_t k = start; stride > 0 ? k < stop : k > stop; k += stride) {
+            for (int64_t k = start; stride > 0 ? k < stop : k > stop;) {
                 step();
                 out.push_back(Value::integer(k));
+                if (__builtin_add_overflow(k, stride, &k)) break;  // past stop too
             }
             return Value::array(std::move(out));
         }
@@ -475,9 +480,9 @@ private:
             throw RenderError("cannot apply " + op + " to " + kind_name(l.kind) + " and " + kind_name(r.kind));
         }
         const bool ints = l.kind == Value::Kind::Int && r.kind == Value::Kind::Int;
-        if (op == "+") return ints ? Value::integer(l.i + r.i) : Value::number(l.as_double() + r.as_double());
-        if (op == "-") return ints ? Value::integer(l.i - r.i) : Value::number(l.as_double() - r.as_double());
-        if (op == "*") return ints ? Value::integer(l.i * r.i) : Value::number(l.as_double() * r.as_double());
+        if (op == "+") return ints ? Value::integer(checked_add(l.i, r.i)) : Value::number(l.as_double() + r.as_double());
+        if (op == "-") return ints ? Value::integer(checked_sub(l.i, r.i)) : Value::number(l.as_double() - r.as_double());
+        if (op == "*") return ints ? Value::integer(checked_mul(l.i, r.i)) : Value::number(l.as_double() * r.as_double());
         if (op == "/") {
             if (r.as_double() == 0) throw RenderError("division by zero");
             return Value::number(l.as_double() / r.as_double());
@@ -485,6 +490,7 @@ private:
         if (op == "//" || op == "%") {
             if (r.as_double() == 0) throw RenderError("division by zero");
             if (ints) {
+                if (l.i == INT64_MIN && r.i == -1) integer_overflow(op.c_str());
                 int64_t q = l.i / r.i, m = l.i % r.i;
                 if (m != 0 && ((m < 0) != (r.i < 0))) {
                     --q;
@@ -495,7 +501,7 @@ private:
             const double q = std::floor(l.as_double() / r.as_double());
             return Value::number(op == "//" ? q : l.as_double() - q * r.as_double());
         }
-        if (op == "**") return ints && r.i >= 0 ? Value::integer(int64_t(std::pow(double(l.i), double(r.i))))
+        if (op == "**") return ints && r.i >= 0 ? Value::integer(checked_pow(l.i, r.i))
                                                : Value::number(std::pow(l.as_double(), r.as_double()));
         throw RenderError("unknown operator " + op);
     }

@@ -1,10 +1,12 @@
 // Jinja filters: `x | trim`, `x | tojson(indent=4)`, `xs | selectattr(...)`, ...
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 
 #include "text/jinja/builtins.h"
+#include "text/jinja/checked_int.h"
 #include "text/jinja/errors.h"
 #include "text/jinja/string_ops.h"
 
@@ -107,9 +109,14 @@ Value join(const Value& subject, const Args& args, const Kwargs& kwargs) {
 Value to_int(const Value& v) {
     switch (v.kind) {
         case Value::Kind::Int: return v;
-        case Value::Kind::Float: return Value::integer(int64_t(v.f));
+        case Value::Kind::Float: return Value::integer(checked_truncate(v.f));
         case Value::Kind::Bool: return Value::integer(v.b);
-        case Value::Kind::String: return Value::integer(std::strtoll(v.s.str().c_str(), nullptr, 10));
+        case Value::Kind::String: {
+            errno = 0;
+            const long long i = std::strtoll(v.s.str().c_str(), nullptr, 10);
+            if (errno == ERANGE) throw RenderError("'" + v.s.str() + "'|int does not fit a 64-bit integer");
+            return Value::integer(i);
+        }
         default: return Value::integer(0);
     }
 }
@@ -184,7 +191,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& args, co
         return Value::number(0);
     }
     if (name == "abs") {
-        if (v.kind == Value::Kind::Int) return Value::integer(v.i < 0 ? -v.i : v.i);
+        if (v.kind == Value::Kind::Int) return Value::integer(v.i < 0 ? checked_neg(v.i) : v.i);
         if (v.kind == Value::Kind::Float) return Value::number(std::fabs(v.f));
         type_error("the filter 'abs' needs a number", v);
     }
