@@ -225,9 +225,11 @@ TEST(JinjaLimits, IntegerOverflowFails) {
 // was a stack overflow (found by fuzz_chat_template).
 TEST(JinjaLimits, MacroRecursionFromDeepInsideItsBodyFails) {
     const std::string minuses(180, '-');
-    std::string ifs, endifs;
+    std::string ifs, endifs, fors, endfors;
     for (int i = 0; i < 180; ++i) ifs += "{% if true %}", endifs += "{% endif %}";
-    for (const std::string& body : {"{{ " + minuses + "m(n + 1)|length }}", ifs + "{{ m(n + 1) }}" + endifs}) {
+    for (int i = 0; i < 180; ++i) fors += "{% for x in [1] %}", endfors += "{% endfor %}";
+    for (const std::string& body : {"{{ " + minuses + "m(n + 1)|length }}", ifs + "{{ m(n + 1) }}" + endifs,
+                                    fors + "{{ m(n + 1) }}" + endfors}) {
         const std::string source = "{% macro m(n) %}" + body + "{% endmacro %}{{ m(0) }}";
         try {
             render(source);

@@ -80,19 +80,24 @@ private:
         }
     }
 
-    // Held while a statement runs or an expression is evaluated.
+    // Held while a statement runs or an expression is evaluated. A for loop
+    // weighs 2: its frame holds the items and the loop object, and in the
+    // wasm build 1 MB of stack held about 750 nested loops but more than
+    // 1000 of anything else.
     struct Nesting {
-        explicit Nesting(Evaluator& e) : e_(e) {
-            if (++e_.depth_ > e_.ctx_.limits.max_depth) {
-                --e_.depth_;
+        Nesting(Evaluator& e, int weight) : e_(e), weight_(weight) {
+            e_.depth_ += weight_;
+            if (e_.depth_ > e_.ctx_.limits.max_depth) {
+                e_.depth_ -= weight_;
                 throw RenderError("statements and expressions nest deeper than " +
                                   std::to_string(e_.ctx_.limits.max_depth) + " (through macro calls)");
             }
         }
-        ~Nesting() { --e_.depth_; }
+        ~Nesting() { e_.depth_ -= weight_; }
         Nesting(const Nesting&) = delete;
         Nesting& operator=(const Nesting&) = delete;
         Evaluator& e_;
+        int weight_;
     };
 
     void emit(TaggedString s) {
@@ -122,7 +127,7 @@ private:
     }
 
     Flow exec(const Stmt& s) {
-        const Nesting nesting(*this);
+        const Nesting nesting(*this, s.kind == Stmt::Kind::For ? 2 : 1);
         step();
         switch (s.kind) {
             case Stmt::Kind::Text: emit(TaggedString(s.text)); return Flow::Normal;
@@ -284,7 +289,7 @@ private:
     }
 
     Value eval(const Expr& e) {
-        const Nesting nesting(*this);
+        const Nesting nesting(*this, 1);
         switch (e.kind) {
             case Expr::Kind::Literal: return e.literal;
             case Expr::Kind::Name: {
@@ -537,7 +542,7 @@ private:
     size_t output_bytes_ = 0;
     std::map<std::string, const Stmt*> macros_;  // defined so far
     int macro_depth_ = 0;
-    int depth_ = 0;  // Nesting guards alive
+    int depth_ = 0;  // the weight of the Nesting guards alive
 };
 
 }  // namespace

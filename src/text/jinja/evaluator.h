@@ -22,7 +22,7 @@ struct Limits {
     // Statements and expressions inside each other, counted through macro
     // calls: the parser bounds one template's nesting, but a macro may call
     // itself from deep inside its body, and each level is C++ stack (1 MB in
-    // the browser).
+    // the browser). A for loop counts twice (evaluator.cpp says why).
     int max_depth = 1000;
     size_t max_output_bytes = 16u << 20;   // rendered text
 };
