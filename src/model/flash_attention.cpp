@@ -523,7 +523,8 @@ void flash_attend_tiled(const KvCache& cache, int layer, const AttentionShape& s
     for (int t = 0; t < n_tokens; ++t) n_cells = std::max(n_cells, scanned_cells(shape, ring, pos[t]));
     float key[kMaxHeadDim];
     // A token's heads at once, where there is a form for this CPU and shape.
-    const FlashTileRowsFn token_rows = fused ? flash_tile_rows_avx512(hd, group) : nullptr;
+    FlashTileRowsFn token_rows = fused ? flash_tile_rows_avx512(hd, group) : nullptr;
+    if (fused && !token_rows) token_rows = flash_tile_rows_avx2(hd, group);
     bool seen[T];
     for (int t0 = 0; t0 < n_cells; t0 += T) {
         const int kv = std::min(T, n_cells - t0);

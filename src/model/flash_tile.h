@@ -20,5 +20,7 @@ using FlashTileRowsFn = void (*)(const float* kt, const float* vt, const float* 
 // The AVX-512 form for this head size and number of rows, or null when this
 // build or CPU has none.
 FlashTileRowsFn flash_tile_rows_avx512(int head_dim, int n_rows);
+// The AVX2 form (the native x86-64-v3 build), or null.
+FlashTileRowsFn flash_tile_rows_avx2(int head_dim, int n_rows);
 
 }  // namespace smolinfer::model
