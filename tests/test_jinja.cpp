@@ -213,6 +213,7 @@ TEST(JinjaLimits, IntegerOverflowFails) {
                                "{{ (10.0 ** 400 - 10.0 ** 400) | int }}", "{{ '99999999999999999999' | int }}"}) {
         EXPECT_THROW(render(source), RenderError) << source;
     }
+    EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}|{{ 7 // -1 }}|{{ -7 % -1 }}"), "0|-7|0");
     EXPECT_EQ(render("{{ -9.9 | int }}|{{ (2.0 ** 62) | int }}"), "-9|4611686018427387904");
     // Ranges and slices whose next step would pass the largest integer end there.
     EXPECT_EQ(render("{{ range(9223372036854775806, 9223372036854775807, 5) | list }}"), "[9223372036854775806]");

@@ -495,7 +495,8 @@ private:
         if (op == "//" || op == "%") {
             if (r.as_double() == 0) throw RenderError("division by zero");
             if (ints) {
-                if (l.i == INT64_MIN && r.i == -1) integer_overflow(op.c_str());
+                // Python: x // -1 is -x (too big for INT64_MIN), x % -1 is 0; C++'s / and % of INT64_MIN by -1 trap.
+                if (r.i == -1) return Value::integer(op == "//" ? checked_neg(l.i) : 0);
                 int64_t q = l.i / r.i, m = l.i % r.i;
                 if (m != 0 && ((m < 0) != (r.i < 0))) {
                     --q;
