@@ -5,7 +5,10 @@
 // (exp_approx8; the 16-value sums stay quant::hsum16), and the heads of the
 // token share each load of the tile's values. On an AVX2-only host this step
 // was most of prefill at depth (flash_attend_tiled 56% and tile_softmax 17%
-// of a 4096-deep pp128, SmolLM2 Q4_K_M).
+// of a 4096-deep pp128, SmolLM2 Q4_K_M). Its shape repeats the AVX-512
+// file's on purpose: a template shared by the two would be a weak symbol that
+// the AVX-512 translation unit may emit with AVX-512 instructions
+// (scripts/check-isa-leaks says why that breaks AVX2-only CPUs).
 #include "model/flash_tile.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
