@@ -76,7 +76,11 @@ private:
         while (true) {
             const Token& tok = peek();
             if (tok.type == T::End) {
-                if (!ends.empty()) fail("missing {% " + *ends.begin() + " %}");
+                if (!ends.empty()) {
+                    // The block's own end tag ({% endfor %}), not an {% else %} it may also take.
+                    auto closing = std::find_if(ends.begin(), ends.end(), [](const std::string& e) { return e.starts_with("end"); });
+                    fail("missing {% " + (closing != ends.end() ? *closing : *ends.begin()) + " %}");
+                }
                 return body;
             }
             if (tok.type == T::Text) {
