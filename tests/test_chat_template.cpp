@@ -177,6 +177,30 @@ TEST(ChatTemplateRecognition, UnsupportedConstructWarnsNamingItAndFallsBack) {
     EXPECT_NE(warning.find("does not parse"), std::string::npos) << warning;
 }
 
+// A template the caller chose (--chat-template-file, chatTemplate) is not
+// replaced by ChatML: the load fails and says why.
+TEST(ChatTemplateRecognition, ACallersTemplateThatCannotRunIsAnError) {
+    const auto fails_with = [](std::string_view source, std::string_view expected) {
+        try {
+            ChatTemplate::from_caller(source);
+            ADD_FAILURE() << "accepted: " << source;
+        } catch (const smolinfer::Error& e) {
+            EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+            EXPECT_EQ(std::string(e.what()).find("ChatML"), std::string::npos) << e.what();
+        }
+    };
+    fails_with("{% if %}", "the chat template given does not parse");
+    fails_with("{% for m in messages %}{% filter upper %}{{ m.content }}{% endfilter %}{% endfor %}",
+               "the chat template given uses the '{% filter %}' statement");
+    fails_with("{{ messages | wordcount }}", "the filter 'wordcount'");
+    // One it can run is used as the file's would be.
+    const auto t = ChatTemplate::from_caller(kSmolLM2Template);
+    EXPECT_TRUE(t.executes_template());
+    const auto same = ChatTemplate::from_template(kSmolLM2Template, nullptr);
+    EXPECT_EQ(concat(t.render({{"user", "Hi"}}, true)), concat(same.render({{"user", "Hi"}}, true)));
+    EXPECT_EQ(t.default_system(), same.default_system());
+}
+
 TEST(ChatTemplateRecognition, MissingTemplateWarns) {
     std::string warning;
     const auto t = ChatTemplate::from_template(std::nullopt, &warning);

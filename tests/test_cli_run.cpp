@@ -184,5 +184,16 @@ TEST(CliRun, ToolsFileErrors) {
     for (const auto& f : {not_json, dup, refused, object, one}) std::filesystem::remove(f);
 }
 
+// A template given with --chat-template-file that smolinfer cannot run
+// stops the run (the model's own would fall back to ChatML with a warning).
+TEST(CliRun, ChatTemplateFileThatCannotRunIsAnError) {
+    const std::string bad = write_text("{% for m in messages %}{{ m.content }}", "cli-bad-template.jinja");
+    const auto r = run_cli({"run", "-m", test::model_path(), "-t", "1", "-n", "4", "--chat-template-file", bad, "-p", "hi"});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("the chat template given does not parse"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    std::filesystem::remove(bad);
+}
+
 }  // namespace
 }  // namespace smolinfer

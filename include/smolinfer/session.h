@@ -70,7 +70,9 @@ struct SessionOptions {
     // sliding-window models with n_ubatch = its batch size + 1.)
     int reference_ubatch = 512;
     // A chat template used instead of the file's (llama-server's
-    // --chat-template-file); it also replaces a tool_use variant.
+    // --chat-template-file); it also replaces a tool_use variant. One the
+    // Jinja interpreter cannot parse is an Error at load (a file's own such
+    // template falls back to ChatML with a warning).
     std::optional<std::string> chat_template;
 };
 

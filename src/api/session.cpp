@@ -82,7 +82,7 @@ Session::Impl::Impl(std::shared_ptr<const model::LlamaModel> m, const SessionOpt
     if (vocab.eos()) chat_tokens.eos = vocab.text(*vocab.eos());
     const auto& md = m->file().metadata();
     chat = o.chat_template
-               ? text::ChatTemplate::from_template(std::string_view(*o.chat_template), &chat_warning, chat_tokens)
+               ? text::ChatTemplate::from_caller(*o.chat_template, chat_tokens)
                : text::ChatTemplate::from_template(md.get_string("tokenizer.chat_template"), &chat_warning, chat_tokens,
                                                    md.get_string("tokenizer.chat_template.tool_use"));
     const model::LlamaConfig& c = m->config();
@@ -157,6 +157,9 @@ std::unique_ptr<Session::Impl> open_model(std::shared_ptr<const runtime::FileByt
 }  // namespace
 
 std::unique_ptr<Session> Session::open_file(const std::string& path, const SessionOptions& options) {
+    // The caller's template is checked before the model is read (it is the
+    // caller's mistake, not the file's).
+    if (options.chat_template) text::ChatTemplate::from_caller(*options.chat_template);
     try {
         return std::unique_ptr<Session>(new Session(open_model(map_model_files(path), options)));
     } catch (const Error& e) {

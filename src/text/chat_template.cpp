@@ -88,21 +88,9 @@ ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source,
         if (warning) *warning = "the model has no chat template (tokenizer.chat_template); using ChatML";
         return t;
     }
-    try {
-        t.program_ = std::make_shared<const jinja::Template>(*source);
-    } catch (const jinja::Unsupported& e) {
-        if (warning) *warning = std::string("the chat template (tokenizer.chat_template) uses ") + e.what() +
-                                ", which smolinfer's Jinja interpreter does not support; using ChatML";
-    } catch (const jinja::SyntaxError& e) {
-        if (warning) *warning = std::string("the chat template (tokenizer.chat_template) does not parse: ") + e.what() +
-                                "; using ChatML";
-    }
-    if (source->find("<|im_start|>") != std::string_view::npos) {
-        t.default_system_ = find_default_system(*source);
-    } else if (t.program_) {
-        t.name_ = "jinja";
-    }
-    if (t.program_) t.syntax_ = t.analyse(*t.program_, *source);
+    const std::string why = parse_program(*source, t.program_);
+    if (!why.empty() && warning) *warning = "the chat template (tokenizer.chat_template) " + why + "; using ChatML";
+    t.finish(*source);
     if (t.program_ && tool_use) {
         // A tool_use variant the interpreter cannot run only costs the
         // requests with tools their variant: they use the main template.
@@ -115,6 +103,38 @@ ChatTemplate ChatTemplate::from_template(std::optional<std::string_view> source,
         }
     }
     return t;
+}
+
+ChatTemplate ChatTemplate::from_caller(std::string_view source, const ChatTokens& tokens) {
+    ChatTemplate t;
+    t.tokens_ = tokens;
+    t.present_ = true;
+    const std::string why = parse_program(source, t.program_);
+    if (!why.empty()) throw Error("the chat template given " + why);
+    t.finish(source);
+    return t;
+}
+
+std::string ChatTemplate::parse_program(std::string_view source, std::shared_ptr<const jinja::Template>& program) {
+    try {
+        program = std::make_shared<const jinja::Template>(source);
+        return {};
+    } catch (const jinja::Unsupported& e) {
+        return std::string("uses ") + e.what() + ", which smolinfer's Jinja interpreter does not support";
+    } catch (const jinja::SyntaxError& e) {
+        return std::string("does not parse: ") + e.what();
+    }
+}
+
+// What the template's text tells beyond its program: ChatML's default
+// system message, and the tool-call syntax.
+void ChatTemplate::finish(std::string_view source) {
+    if (source.find("<|im_start|>") != std::string_view::npos) {
+        default_system_ = find_default_system(source);
+    } else if (program_) {
+        name_ = "jinja";
+    }
+    if (program_) syntax_ = analyse(*program_, source);
 }
 
 std::vector<PromptPiece> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {

@@ -67,6 +67,10 @@ public:
     static ChatTemplate from_template(std::optional<std::string_view> source, std::string* warning,
                                       const ChatTokens& tokens = {},
                                       std::optional<std::string_view> tool_use = std::nullopt);
+    // A template the caller chose instead of the file's (the CLI's
+    // --chat-template-file, the JS engine's chatTemplate): one the
+    // interpreter cannot run is an Error, not ChatML in its place.
+    static ChatTemplate from_caller(std::string_view source, const ChatTokens& tokens = {});
 
     const std::string& name() const { return name_; }
     const std::string& default_system() const { return default_system_; }
@@ -101,6 +105,9 @@ private:
                                  const std::vector<ChatMessage>& messages, bool add_generation_prompt, std::time_t now,
                                  const std::vector<ChatTool>& tools) const;
     ToolSyntax analyse(const jinja::Template& program, std::string_view source) const;
+    // The program of `source`, or why there is none (empty when parsed).
+    static std::string parse_program(std::string_view source, std::shared_ptr<const jinja::Template>& program);
+    void finish(std::string_view source);
 
     std::string name_ = "chatml";
     std::string default_system_;

@@ -77,6 +77,8 @@ export interface LoadOptions {
   /**
    * A Jinja chat template used instead of the file's (as llama-server's
    * --chat-template-file), e.g. one that describes tools to the model.
+   * One smolinfer's Jinja interpreter cannot parse rejects the load with a
+   * `bad_input` error that says why.
    */
   chatTemplate?: string;
 }

@@ -410,7 +410,7 @@ function loadFailure(message: string, contextSize: number | undefined): EngineFa
       `not enough memory to start the model (${message})${contextSize ? "; try a smaller contextSize" : ""}`,
     );
   }
-  if (/^bad option|^context \d+ exceeds/.test(message)) return new EngineFailure("bad_input", message);
+  if (/^bad option|^context \d+ exceeds|^the chat template given /.test(message)) return new EngineFailure("bad_input", message);
   return new EngineFailure("bad_model", message);
 }
 

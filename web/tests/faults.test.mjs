@@ -132,6 +132,8 @@ test("limits: calls before load, a second load or generation while one runs, and
     // A load that fails leaves no model loaded, and says so.
     r.contextTooLarge = await outcome(() => engine.load(url, { contextSize: 100000 }));
     r.modelAfterFailedLoad = engine.model;
+    // A chat template of the caller's own that the interpreter cannot run.
+    r.badChatTemplate = await outcome(() => engine.load(url, { chatTemplate: "{% for m in messages %}{{ m.content }}" }));
     r.generateAfterFailedLoad = await outcome(() => drain(engine.generate("Hello", { maxTokens: 2 })));
     engine.terminate();
     r.afterTerminate = await outcome(() => engine.tokenize("x"));
@@ -173,6 +175,7 @@ test("limits: calls before load, a second load or generation while one runs, and
   assert.equal(r.afterBreak, "ok");
   assert.match(r.contextTooLarge, /^bad_input: context 100000 exceeds the model's training context \d+$/);
   assert.equal(r.modelAfterFailedLoad, null);
+  assert.match(r.badChatTemplate, /^bad_input: the chat template given does not parse: .*endfor/);
   assert.match(r.generateAfterFailedLoad, notLoaded);
   assert.match(r.afterTerminate, /^aborted: the engine was terminated$/);
   assertOnlyComplete(await storedFiles(page), "after the limits");
