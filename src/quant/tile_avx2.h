@@ -16,4 +16,10 @@ TileFn tile_for(Type weight);
 // Q6_K in their vec_dot order (not batched).
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched);
 
+// Half-precision weights (tile_float_avx2.cpp): the one-token dot in
+// ggml_vec_dot_f16's order, and the tile for batches in tinyBLAS's, both in
+// the 16 lanes of llama.cpp's AVX-512 build (the goldens' order).
+float dot_f16_f16(size_t n, const void* w, const void* a);
+TileFn f16_tile_batched();
+
 }  // namespace smolinfer::quant::avx2
