@@ -161,7 +161,7 @@ export function report(config, results, m) {
     const rss = config.models.flatMap(({ key }) => config.threads.map((t) => [key, t, find(results.native, key, t, "smolinfer")?.peakRss]))
       .filter(([, , b]) => Number.isFinite(b));
     if (rss.length) {
-      L(`smolinfer's peak resident memory (weights mapped from the file, plus KV cache and scratch): ` +
+      L(`smolinfer's peak resident memory (the weights, read into memory, plus KV cache and scratch): ` +
         rss.map(([key, t, b]) => `${key} ${t}T ${(b / 2 ** 20).toFixed(0)} MiB`).join(", ") + ".");
       L();
     }

@@ -199,8 +199,8 @@ int run(const BenchFlags& f) {
                         f.grammar_file.c_str(), gs.constrained_tps, gs.unconstrained_tps,
                         gs.unconstrained_tps > 0 ? gs.constrained_tps / gs.unconstrained_tps : 0, gs.tokens, f.reps);
         }
-        std::printf("peak RSS: %.1f MiB (KV cache and scratch %.1f MiB; weights mapped from the file)\n",
-                    double(peak_rss) / (1 << 20), double(session->memory_bytes()) / (1 << 20));
+        std::printf("peak RSS: %.1f MiB (KV cache and scratch %.1f MiB; weights %s)\n", double(peak_rss) / (1 << 20),
+                    double(session->memory_bytes()) / (1 << 20), f.model.mmap ? "mapped from the file" : "read into memory");
         std::printf("vocabulary: %d tokens, loaded in %.1f ms, %.1f MiB\n", session->info().n_vocab,
                     session->info().vocab_load_ms, double(session->info().vocab_bytes) / (1 << 20));
     }

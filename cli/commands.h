@@ -19,6 +19,7 @@ struct ModelFlags {
     int context = 0;
     FlashAttention flash_attention = FlashAttention::Auto;
     bool swa_full = false;
+    bool mmap = false;  // map the file instead of reading it into memory
     std::string chat_template_file;  // "": the model's own template
 
     void add(CLI::App& app, bool with_context, bool with_attention = true);

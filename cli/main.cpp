@@ -17,6 +17,9 @@ namespace smolinfer::cli {
 void ModelFlags::add(CLI::App& app, bool with_context, bool with_attention) {
     app.add_option("-m,--model", model, "GGUF model file")->required();
     app.add_option("-t,--threads", threads, "threads (default: one per hardware thread)")->check(CLI::Range(1, 256));
+    app.add_flag("--mmap", mmap,
+                 "use the model file's bytes in place (mapped, as llama.cpp's default) instead of reading it into "
+                 "memory: the kernel may reclaim them; decoding from memory read in was faster");
     if (with_context) {
         app.add_option("-c,--ctx-size", context, "context size in tokens (default: min(4096, the model's))")
             ->check(CLI::Range(1, 1 << 20));
@@ -45,6 +48,7 @@ std::unique_ptr<Session> ModelFlags::open(int batch) const {
     o.batch = batch;
     o.flash_attention = flash_attention;
     o.swa_full = swa_full;
+    o.map_file = mmap;
     if (!chat_template_file.empty()) o.chat_template = read_file(chat_template_file);
     auto session = Session::open_file(model, o);
     for (const std::string& w : session->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());

@@ -184,6 +184,20 @@ TEST(CliRun, ToolsFileErrors) {
     for (const auto& f : {not_json, dup, refused, object, one}) std::filesystem::remove(f);
 }
 
+// The weights read into memory (the default) or used in place from the
+// mapped file (--mmap): the same tokens.
+TEST(CliRun, MmapGivesTheSameText) {
+    const std::vector<std::string> base = {"run", "-m", test::model_path(), "-t", "1", "-n", "12", "--temp", "0",
+                                           "--json", "-p", "The capital of France is"};
+    auto mapped = base;
+    mapped.push_back("--mmap");
+    const auto read = run_cli(base), map = run_cli(mapped);
+    ASSERT_EQ(read.exit_code, 0) << read.err;
+    ASSERT_EQ(map.exit_code, 0) << map.err;
+    EXPECT_EQ(nlohmann::json::parse(read.out)["ids"], nlohmann::json::parse(map.out)["ids"]);
+    EXPECT_EQ(nlohmann::json::parse(read.out)["ids"].size(), 12u);
+}
+
 // A template given with --chat-template-file that smolinfer cannot run
 // stops the run (the model's own would fall back to ChatML with a warning).
 TEST(CliRun, ChatTemplateFileThatCannotRunIsAnError) {

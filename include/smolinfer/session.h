@@ -74,6 +74,12 @@ struct SessionOptions {
     // Jinja interpreter cannot parse is an Error at load (a file's own such
     // template falls back to ChatML with a warning).
     std::optional<std::string> chat_template;
+    // open_file: map the model file and use its bytes in place (llama.cpp's
+    // default, --mmap) instead of reading it into private memory with
+    // transparent huge pages. Mapped weights stay in the page cache, which
+    // the kernel may reclaim; read ones streamed faster when decoding
+    // (SmolLM2-135M Q4_1, one thread, a Zen 3 KVM host: about 7%).
+    bool map_file = false;
 };
 
 struct ModelInfo {

@@ -8,8 +8,11 @@
 
 namespace smolinfer {
 
-std::shared_ptr<const runtime::FileBytes> map_model_files(const std::string& path) {
-    auto first = runtime::FileBytes::map(path);
+std::shared_ptr<const runtime::FileBytes> open_model_files(const std::string& path, bool map) {
+    const auto open_one = [map](const std::string& name) {
+        return map ? runtime::FileBytes::map(name) : runtime::FileBytes::read(name);
+    };
+    auto first = open_one(path);
     // Only the split keys matter here; the model is parsed in full later.
     const auto keys = gguf::split_keys(gguf::File::parse_part(first->bytes()).metadata());
     if (!keys || keys->count == 1) return first;
@@ -31,7 +34,7 @@ std::shared_ptr<const runtime::FileBytes> map_model_files(const std::string& pat
     for (uint32_t i = 1; i < n; ++i) {
         names.push_back(gguf::split_part_path(*prefix, i, n));
         try {
-            parts.push_back(runtime::FileBytes::map(names.back()));
+            parts.push_back(open_one(names.back()));
         } catch (const Error& e) {
             throw Error("part " + std::to_string(i + 1) + of_n + " is missing: " + e.what());
         }

@@ -161,7 +161,7 @@ std::unique_ptr<Session> Session::open_file(const std::string& path, const Sessi
     // caller's mistake, not the file's).
     if (options.chat_template) text::ChatTemplate::from_caller(*options.chat_template);
     try {
-        return std::unique_ptr<Session>(new Session(open_model(map_model_files(path), options)));
+        return std::unique_ptr<Session>(new Session(open_model(open_model_files(path, options.map_file), options)));
     } catch (const Error& e) {
         throw Error(path + ": " + e.what());
     }

@@ -24,6 +24,11 @@ public:
     // Maps `path` read-only. Throws smolinfer::Error naming the path on failure.
     static std::shared_ptr<const FileBytes> map(const std::string& path);
 
+    // Reads `path` into private memory (transparent huge pages where the
+    // kernel gives them), read-only once read. Throws smolinfer::Error
+    // naming the path (and the byte a read stopped at) on failure.
+    static std::shared_ptr<const FileBytes> read(const std::string& path);
+
     // Takes ownership of a buffer already in memory.
     static std::shared_ptr<const FileBytes> adopt(std::vector<uint8_t> buffer);
 
