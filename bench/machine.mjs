@@ -30,6 +30,13 @@ function cmakeCache(file) {
   return { compiler: cxx ? tryRun(cxx, ["--version"]).split("\n")[0] : "", entry };
 }
 
+const pinnedVersion = (packageJson, name) => {
+  try {
+    return JSON.parse(read(packageJson)).dependencies?.[name] ?? "";
+  } catch {
+    return "";
+  }
+};
 const packageVersion = (dir) => {
   try {
     return JSON.parse(read(path.join(dir, "package.json"))).version ?? "";
@@ -74,7 +81,11 @@ export function describeMachine(repo, benchDir) {
     node: process.version,
     smolinfer: gitRev ? `${gitRev}${dirty ? " + uncommitted changes" : ""}` : "",
     wllama: packageVersion(path.join(benchDir, "node_modules", "@wllama", "wllama")),
-    nodeLlamaCpp: packageVersion(path.join(repo, "scripts", "golden", "node_modules", "node-llama-cpp")),
+    // Installed for the golden generators, else the version they pin (the
+    // one scripts/llama-cpp-source unpacks the llama.cpp source from).
+    nodeLlamaCpp:
+      packageVersion(path.join(repo, "scripts", "golden", "node_modules", "node-llama-cpp")) ||
+      pinnedVersion(path.join(repo, "scripts", "golden", "package.json"), "node-llama-cpp"),
     loadStart: loadavg(),
     loadEnd: "",
   };
