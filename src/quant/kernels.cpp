@@ -144,10 +144,12 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
             // Interleaved Q4_K's dot is compute-bound when decoding; its tile,
             // 8 rows at once for one token, was 10-25% faster.
             if (rows8 && weight == Type::Q4_K) k->tile_min_tokens = 1;
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
             if (weight == Type::F16) {
                 k->dot = avx2::dot_f16_f16;
                 if (k->dot_batched) k->tile_batched = avx2::f16_tile_batched();
             }
+#endif
         }
     }
     (void)isa;

@@ -247,6 +247,7 @@ TileFn f16_tile_batched() { return tile_f16_tinyblas; }
 
 #else
 
+// Never selected without F16C (kernels.cpp checks the same macros).
 namespace smolinfer::quant::avx2 {
 float dot_f16_f16(size_t, const void*, const void*) { return 0.0f; }
 TileFn f16_tile_batched() { return nullptr; }
