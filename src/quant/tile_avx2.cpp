@@ -17,7 +17,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -192,23 +191,8 @@ void one_token_rows4(size_t nb, const typename F::Block* const* w, const typenam
     for (int r = 0; r < 4; ++r) res[r] = F::kMin ? hsum8(acc[r]) + m[2 * r + 1] : hsum8(acc[r]);
 }
 
-// One row, as the dot computes it.
-template <class F>
-float one_token_row(size_t nb, const typename F::Block* w, const typename F::Act* act, const float* act_d) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (size_t i = 0; i < nb; ++i) {
-        const __m256i x = codes(w[i]);
-        const __m256i y = load32(act[i].qs);
-        const __m256 sums = F::kSigned ? lane_sums_ss(x, y) : lane_sums_us(x, y);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16_to_f32(w[i].d) * act_d[i * kMaxTokens]), sums, acc);
-        if constexpr (F::kMin) mins = std::fma(fp16_to_f32(w[i].m), fp16_to_f32(sum_of(act[i])), mins);
-    }
-    return F::kMin ? hsum8(acc) + mins : hsum8(acc);
-}
-
-// The rows ask for their weights kDotPrefetchDistance bytes ahead, as the
-// dot does, once per cache line.
+// Four rows at a time, asking for their weights kDotPrefetchDistance bytes
+// ahead as the dot does; the last rows (fewer than four) one at a time.
 template <class F>
 void one_token(const Tile& tile, size_t nb, const typename F::Act* act, const Prepared& p) {
     using Block = typename F::Block;
@@ -216,13 +200,16 @@ void one_token(const Tile& tile, size_t nb, const typename F::Act* act, const Pr
     float res[4];
     int r = 0;
     for (; r + 4 <= tile.rows; r += 4) {
-        const uintptr_t at = reinterpret_cast<uintptr_t>(tile.w) + size_t(r) * tile.w_stride + kDotPrefetchDistance;
-        for (size_t off = 0; off < 4 * tile.w_stride; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(at + off));
+        prefetch_ahead(row(r), 4 * tile.w_stride);
         const Block* w[4] = {row(r), row(r + 1), row(r + 2), row(r + 3)};
         one_token_rows4<F>(nb, w, act, p.group_d(0), res);
         for (int k = 0; k < 4; ++k) tile.out[size_t(r + k)] = res[k];
     }
-    for (; r < tile.rows; ++r) tile.out[size_t(r)] = one_token_row<F>(nb, row(r), act, p.group_d(0));
+    const typename F::Act* acts[1] = {act};
+    for (; r < tile.rows; ++r) {
+        const Block* w[1] = {row(r)};
+        rows_by_tokens<F, 1, 1>(nb, w, acts, p.group_d(0), p.group_s(0), &tile.out[size_t(r)]);
+    }
 }
 
 template <class F>
