@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "runtime/file_bytes.h"
-#include "smolinfer/error.h"
+#include "support/error_text.h"
 
 namespace smolinfer {
 namespace {
@@ -25,14 +24,7 @@ std::string write_bytes(const std::string& name, const std::vector<uint8_t>& byt
     return path;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 
 // Past a 2 MiB huge page and not a whole number of pages, so that the
 // read's rounding up is exercised; random, so that a misplaced chunk shows.

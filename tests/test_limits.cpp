@@ -40,6 +40,7 @@
 #include "smolinfer/session.h"
 #include "support/cli_runner.h"
 #include "support/crafted_gguf.h"
+#include "support/error_text.h"
 #include "support/paths.h"
 #include "support/tiny_model.h"
 
@@ -431,14 +432,7 @@ std::unique_ptr<Session> open_tiny(int context) {
     return Session::open_bytes(test::tiny_llama(spec), one_thread(context));
 }
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 #define EXPECT_HAS(haystack, needle) \
     EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "message: " << (haystack)
