@@ -120,14 +120,15 @@ function notFound(res, isolated) {
 //   /faults/stalled.gguf              announces the model, sends 1 MB, then nothing (until the client leaves)
 //   /faults/huge.gguf?length=N        announces N bytes (default 5 GB), sends 1 MB, then nothing
 //   /faults/huge-0000i-of-0000n.gguf  part i of a split model of n parts of 2.5 GB each (?length=N), the same way
-//   /faults/open                      {"open": n, "splitDownloads": m}: fault responses still sending (to see
-//                                     aborts close them), GET requests for huge-*-of-*.gguf so far
-let open = 0;
+//   /faults/open                      {"open": n, "paths": [...], "splitDownloads": m}: fault responses still
+//                                     sending (to see aborts close them) and their paths, GET requests for
+//                                     huge-*-of-*.gguf so far
+const openPaths = new Map(); // response -> the path it answers, while it is sending
 let splitDownloads = 0; // GET requests for huge-*-of-*.gguf parts (a refused model must cause none)
 
-function track(res) {
-  open++;
-  res.once("close", () => open--); // the response ended or its connection closed
+function track(req, res) {
+  openPaths.set(res, req.url);
+  res.once("close", () => openPaths.delete(res)); // the response ended or its connection closed
 }
 
 // Writes a response straight to the socket, so that its headers may lie
@@ -174,7 +175,7 @@ function fault(req, res, name, query) {
   switch (name) {
     case "open":
       res.writeHead(200, { "Content-Type": types[".json"] });
-      return res.end(JSON.stringify({ open, splitDownloads }));
+      return res.end(JSON.stringify({ open: openPaths.size, paths: [...openPaths.values()], splitDownloads }));
     case "404":
       return notFound(res, true);
     case "500":
@@ -188,25 +189,25 @@ function fault(req, res, name, query) {
     }
     case "truncated.gguf": {
       // Announces the whole model, sends half, then drops the connection.
-      track(res);
+      track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
       const half = Math.floor(size / 2);
       return trickle(res, res, model, { end: half, then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
     case "dropped-chunked.gguf": {
       // No length announced: the only sign of the drop is the missing last chunk.
-      track(res);
+      track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream" });
       return trickle(res, res, model, { end: Math.floor(size / 3), then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
     case "short-length.gguf":
       // Announces half the model and sends all of it: the client keeps what was announced.
-      track(res);
+      track(req, res);
       rawHead(req, [`Content-Length: ${Math.floor(size / 2)}`]);
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "long-length.gguf":
       // Announces 1 MB more than it sends, then closes.
-      track(res);
+      track(req, res);
       rawHead(req, [`Content-Length: ${size + (1 << 20)}`]);
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "corrupt.gguf": {
@@ -229,13 +230,13 @@ function fault(req, res, name, query) {
     }
     case "slow.gguf":
       // The real model at about 2 MB/s.
-      track(res);
+      track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
       return trickle(res, res, model, { end: size, delay: 30, then: () => res.end() });
     case "stalled.gguf":
     case "huge.gguf": {
       // Sends 1 MB of the model and then nothing, until the client goes away.
-      track(res);
+      track(req, res);
       const length = name === "huge.gguf" ? Number(query.get("length") ?? 5e9) : size;
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": length });
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
@@ -245,7 +246,7 @@ function fault(req, res, name, query) {
       // bytes each (default 2.5 GB), announced (HEAD too) but never sent past 1 MB.
       const split = /^huge-(\d{5})-of-(\d{5})\.gguf$/.exec(name);
       if (!split) return notFound(res, true);
-      track(res);
+      track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": Number(query.get("length") ?? 2.5e9) });
       if (req.method === "HEAD") return res.end();
       splitDownloads++;

@@ -34,15 +34,16 @@ async function withModelSaved(page, model) {
   return files;
 }
 
-// Fault responses still sending, after giving aborted ones a moment to close.
+// The fault responses still sending (their paths), after giving aborted
+// ones a moment to close.
 async function openFaultResponses() {
-  let open = -1;
+  let paths = [];
   for (let i = 0; i < 50; i++) {
-    ({ open } = await (await fetch(`${h.origin}/faults/open`)).json());
-    if (open === 0) break;
+    ({ paths } = await (await fetch(`${h.origin}/faults/open`)).json());
+    if (paths.length === 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return open;
+  return paths;
 }
 
 // Loads `url` with the page's own controls; resolves when loading has ended.
@@ -209,13 +210,23 @@ test("a model file or a KV cache larger than WebAssembly memory can grow to is r
   assert.equal(r.modelAfterKvCache, null);
   assert.equal(r.load, "ok");
   assert.ok(r.text.length > 0);
-  assert.equal(await openFaultResponses(), 0, "the refused downloads were not closed");
+  // Firefox ESR now and then (2 of 33 runs of this file here, on a busy
+  // machine) keeps the refused 4.2 GB download's connection open after the
+  // engine's worker aborted its fetch, for as long as the page lives (30 s
+  // and more). The 5 GB refusal, which asks for no memory first, never
+  // did, nor did a bare worker's fetch aborted the same way (100 tries).
+  // There it must close with the page.
+  const lingering = BROWSER === "firefox" ? ["/faults/huge.gguf?length=4200000000"] : [];
+  const stillOpen = await openFaultResponses();
+  assert.deepEqual(stillOpen.filter((p) => !lingering.includes(p)), [], "the refused downloads were not closed");
   // What the page shows.
   await loadInPage(page, `${h.origin}/faults/huge.gguf`);
   assert.match(await errorText(page), /^Not enough memory: the model file is 5\.00 GB/);
   assert.match(await page.textContent("#model-status"), /^No model loaded\.$/);
   assert.deepEqual(await storedFiles(page), before);
+  assert.deepEqual((await openFaultResponses()).filter((p) => !lingering.includes(p)), [], "the page's refused download was not closed");
   await page.close();
+  assert.deepEqual(await openFaultResponses(), [], "a refused download outlived its page");
 });
 
 // The crash is thrown inside the engine's worker, which needs a script run
@@ -307,7 +318,7 @@ test("broken downloads (404, 500, not GGUF, dropped connections, lying lengths, 
     assert.match(await page.textContent("#model-status"), /^No model loaded\.$/, url);
     assert.equal(await page.evaluate(() => window.smolinfer.engine.model), null, url);
     assert.deepEqual(await storedFiles(page), before, `after ${url}`);
-    assert.equal(await openFaultResponses(), 0, `after ${url}: the connection is still open`);
+    assert.deepEqual(await openFaultResponses(), [], `after ${url}: the connection is still open`);
   }
   // A body one byte off the SHA-256 the source states.
   const corrupt = await page.evaluate(
@@ -366,7 +377,7 @@ test("a slow download keeps reporting progress, and aborting it (signal or the p
     assert.ok(e.bytesPerSecond > 0.5e6 && e.bytesPerSecond < 50e6, `rate ${e.bytesPerSecond}`);
     assert.ok(Number.isFinite(e.etaSeconds) && e.etaSeconds > 0, `eta ${e.etaSeconds}`);
   }
-  assert.equal(await openFaultResponses(), 0, "the aborted downloads are still sending");
+  assert.deepEqual(await openFaultResponses(), [], "the aborted downloads are still sending");
 
   // The page: its progress text moves on, and its cancel button stops the download.
   await page.selectOption("#source", "url");
@@ -383,7 +394,7 @@ test("a slow download keeps reporting progress, and aborting it (signal or the p
   assert.equal(await page.textContent("#model-status"), "Loading cancelled. No model loaded.");
   assert.equal(await errorText(page), "");
   assert.equal(await page.isHidden("#progress"), true);
-  assert.equal(await openFaultResponses(), 0, "the cancelled download is still sending");
+  assert.deepEqual(await openFaultResponses(), [], "the cancelled download is still sending");
   assert.deepEqual(await storedFiles(page), before);
   await loadServerModelInPage(page);
   assert.ok((await askInPage(page, "What is the capital of France?", { maxTokens: 6 })).length > 0);
@@ -403,7 +414,7 @@ test("a reload during a download, leftovers in the store and a damaged saved cop
   await page.reload();
   await page.waitForFunction(() => window.smolinfer?.engine && !document.getElementById("load").disabled);
   assert.deepEqual(await storedFiles(page), before, "after the reload");
-  assert.equal(await openFaultResponses(), 0, "the download of the closed page is still sending");
+  assert.deepEqual(await openFaultResponses(), [], "the download of the closed page is still sending");
 
   // What an interrupted write (or anything else) may leave behind is swept when an engine starts.
   await page.evaluate(async () => {
