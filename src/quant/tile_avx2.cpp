@@ -195,8 +195,8 @@ void one_token_rows4(size_t nb, const typename F::Block* const* w, const typenam
 // Four rows at a time, each block asking for the weights
 // kDotPrefetchDistance bytes ahead of it, as the dot does: one burst for
 // the four rows' next weights at each step decoded SmolLM2-135M Q4_1
-// 10-20% slower on an AVX2-only Zen 3 (interleaved runs). The last rows
-// (fewer than four) one at a time.
+// about 10% slower at 1 and 2 threads on an AVX2-only Zen 3 (10-16
+// interleaved runs). The last rows (fewer than four) one at a time.
 template <class F>
 void one_token(const Tile& tile, size_t nb, const typename F::Act* act, const Prepared& p) {
     using Block = typename F::Block;
