@@ -120,8 +120,8 @@ function notFound(res, isolated) {
 //   /faults/stalled.gguf              announces the model, sends 1 MB, then nothing (until the client leaves)
 //   /faults/huge.gguf?length=N        announces N bytes (default 5 GB), sends 1 MB, then nothing
 //   /faults/huge-0000i-of-0000n.gguf  part i of a split model of n parts of 2.5 GB each (?length=N), the same way
-//   /faults/open                      {"open": n, "paths": [...], "splitDownloads": m}: fault responses still
-//                                     sending (to see aborts close them) and their paths, GET requests for
+//   /faults/open                      {"paths": [...], "splitDownloads": m}: the paths of fault responses
+//                                     still sending (to see aborts close them), GET requests for
 //                                     huge-*-of-*.gguf so far
 const openPaths = new Map(); // response -> the path it answers, while it is sending
 let splitDownloads = 0; // GET requests for huge-*-of-*.gguf parts (a refused model must cause none)
@@ -175,7 +175,7 @@ function fault(req, res, name, query) {
   switch (name) {
     case "open":
       res.writeHead(200, { "Content-Type": types[".json"] });
-      return res.end(JSON.stringify({ open: openPaths.size, paths: [...openPaths.values()], splitDownloads }));
+      return res.end(JSON.stringify({ paths: [...openPaths.values()], splitDownloads }));
     case "404":
       return notFound(res, true);
     case "500":
