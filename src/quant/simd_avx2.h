@@ -28,6 +28,19 @@ inline __m256i lane_isums_ss(__m256i x, __m256i y) {
     return lane_isums_us(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
 }
 
+// Lane j: sum of products 4j..4j+3 of (x - 16) and y, for x = codes_plus16
+// and y16 = times16(y), the activations' pair sums times 16, which one
+// activation block shares among all the rows it meets. In 16 bits: each
+// pair's true value, (x0 - 16) y0 + (x1 - 16) y1, is within +-4096, and
+// wrapping subtraction lands on it. The same lanes as lane_isums_ss of the
+// signed codes for activations in -127..127 (all a finite row quantizes
+// to); at -128 these are right where the sign trick wraps.
+inline __m256i times16(__m256i y) { return _mm256_maddubs_epi16(_mm256_set1_epi8(16), y); }
+inline __m256 lane_sums_minus16(__m256i x, __m256i y, __m256i y16) {
+    const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(x, y), y16);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
 inline __m256 lane_sums_us(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_us(x, y)); }
 inline __m256 lane_sums_ss(__m256i x, __m256i y) { return _mm256_cvtepi32_ps(lane_isums_ss(x, y)); }
 
@@ -47,10 +60,12 @@ inline float hsum8(__m256 v) {
 }
 
 // The 32 quants of a 4-bit block: low nibbles as values 0..15, high as 16..31.
+// The 16 bytes go to both halves in one load, the high half shifted right
+// by 4 (per 64 bits: what crosses into a byte from its neighbour is masked
+// off): one instruction fewer than shifting a copy and inserting it.
 inline __m256i nibbles(const uint8_t* qs) {
-    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(lo, 4), lo);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    return _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0x0F));
 }
 
 // 0xFF in byte j where bit j of the 32-bit mask is set.
@@ -71,6 +86,12 @@ inline __m256i codes(const BlockQ4_1& b) { return nibbles(b.qs); }
 inline __m256i codes(const BlockQ5_0& b) {
     // A clear fifth bit means value - 16: set the high nibble to 0xF.
     return _mm256_or_si256(nibbles(b.qs), _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(char(0xF0))));
+}
+// Q5_0's codes plus 16 (0..31): unsigned, so that maddubs takes them as
+// they are, where signed codes need their sign moved onto the activations
+// first (two instructions a row); lane_sums_minus16 takes the 16 off.
+inline __m256i codes_plus16(const BlockQ5_0& b) {
+    return _mm256_or_si256(nibbles(b.qs), _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(0x10)));
 }
 inline __m256i codes(const BlockQ5_1& b) {
     return _mm256_or_si256(nibbles(b.qs), _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(0x10)));
