@@ -51,6 +51,29 @@ function runWithPeak(cmd, args) {
   });
 }
 
+// One repetition of each engine: { pp, tg, peakRss }.
+async function oursOnce(config, file, threads) {
+  const o = await runWithPeak(config.smolinfer, ["bench", "-m", file, "-p", String(PROMPT), "-n", String(GEN), "-t", String(threads),
+    "-r", "1", "-fa", "off", "--json"]);
+  const j = JSON.parse(o.stdout.trim().split("\n").at(-1));
+  return { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), peakRss: o.peakRss };
+}
+async function theirsOnce(config, file, threads) {
+  const l = await runWithPeak(config.llamaBench, ["-m", file, "-p", String(PROMPT), "-n", String(GEN), "-t", String(threads),
+    "-r", "1", "-fa", "off", "-o", "json"]);
+  const entries = JSON.parse(l.stdout);
+  const pick = (gen) => entries.find((e) => (e.n_gen > 0) === gen);
+  if (!pick(true) || !pick(false)) throw new Error("llama-bench printed no pp/tg result for the 1.7B-shaped file");
+  return { pp: pick(false).avg_ts, tg: pick(true).avg_ts, peakRss: l.peakRss };
+}
+
+// The repetitions are interleaved, one process of each engine per round,
+// and the engine that goes first alternates: on a shared host the speed
+// drifts by a third within minutes (and of two back-to-back smolinfer
+// runs the second was slower in 10 of 12 pairs on an AVX2 Zen 3), so three
+// runs of one engine and then three of the other measured the drift as
+// much as the engines (1.28x and 0.96x decode in two runs hours apart on
+// that host, with no change to the kernels this file uses).
 /** { model, file, rows: [{ threads, ours, theirs }] } with pp, tg and peakRss each. */
 export async function runLarge(config, log) {
   const file = config.largeModel;
@@ -58,17 +81,19 @@ export async function runLarge(config, log) {
   const reps = config.quick ? 1 : 3;
   const rows = [];
   for (const threads of config.threads) {
-    const o = await runWithPeak(config.smolinfer, ["bench", "-m", file, "-p", String(PROMPT), "-n", String(GEN), "-t", String(threads),
-      "-r", String(reps), "-fa", "off", "--json"]);
-    const j = JSON.parse(o.stdout.trim().split("\n").at(-1));
-    const ours = { pp: median(j.prefill_tps_runs), tg: median(j.decode_tps_runs), peakRss: o.peakRss };
-    const l = await runWithPeak(config.llamaBench, ["-m", file, "-p", String(PROMPT), "-n", String(GEN), "-t", String(threads),
-      "-r", String(reps), "-fa", "off", "-o", "json"]);
-    const entries = JSON.parse(l.stdout);
-    const pick = (gen) => entries.find((e) => (e.n_gen > 0) === gen);
-    if (!pick(true) || !pick(false)) throw new Error("llama-bench printed no pp/tg result for the 1.7B-shaped file");
-    const runs = (e) => e.samples_ts ?? [e.avg_ts];
-    const theirs = { pp: median(runs(pick(false))), tg: median(runs(pick(true))), peakRss: l.peakRss };
+    const ourRuns = [], theirRuns = [];
+    for (let i = 0; i < reps; i++) {
+      if (i % 2 === 0) {
+        ourRuns.push(await oursOnce(config, file, threads));
+        theirRuns.push(await theirsOnce(config, file, threads));
+      } else {
+        theirRuns.push(await theirsOnce(config, file, threads));
+        ourRuns.push(await oursOnce(config, file, threads));
+      }
+    }
+    const summary = (runs) => ({ pp: median(runs.map((r) => r.pp)), tg: median(runs.map((r) => r.tg)),
+      peakRss: Math.max(...runs.map((r) => r.peakRss)) });
+    const ours = summary(ourRuns), theirs = summary(theirRuns);
     log(`[large t=${threads}] smolinfer pp${PROMPT} ${ours.pp.toFixed(1)} tg${GEN} ${ours.tg.toFixed(1)}; ` +
       `llama.cpp pp${PROMPT} ${theirs.pp.toFixed(1)} tg${GEN} ${theirs.tg.toFixed(1)} tok/s`);
     rows.push({ threads, ours, theirs });
@@ -96,7 +121,7 @@ export function largeSection(r, bandwidth) {
     `## A 1.7B-shaped model`,
     "",
     `${r.file}: SmolLM2-1.7B's dimensions, random weights in Q4_K_M's types; ${(r.bytes.total / 1e9).toFixed(2)} GB read per decoded token.` +
-      ` pp${PROMPT} and tg${GEN} from an empty cache, flash attention off on both, the median of ${r.reps} runs. Roofline share:` +
+      ` pp${PROMPT} and tg${GEN} from an empty cache, flash attention off on both, the median of ${r.reps} interleaved runs. Roofline share:` +
       ` decode tokens/s × bytes per token / the read bandwidth of the roofline part (when it ran). Peak RSS: VmHWM of each process.`,
     "",
     "| threads | test | smolinfer | llama.cpp | ratio | roofline share: smolinfer / llama.cpp | peak RSS: smolinfer / llama.cpp |",
