@@ -47,9 +47,9 @@ inline float reduce4(const V16 a[4]) { return hsum16(add(add(a[0], a[2]), add(a[
 // does; the others find them cached).
 void key_scores_one(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
                     bool prefetch, float* scores) {
-    for (int j = 0; prefetch && j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
+    for (int j = 0; prefetch && j < std::min(kPrefetchKeys, n); ++j) prefetch_halves(keys + size_t(j) * key_stride, head_dim);
     for (int j = 0; j < n; ++j) {
-        if (prefetch && j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
+        if (prefetch && j + kPrefetchKeys < n) prefetch_halves(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         if (order == AttentionOrder::Batch) {
             V16 acc = zero16();

@@ -40,9 +40,9 @@ inline float reduce4(const __m512 a[4]) {
 template <int C>
 void key_scores_heads(const uint16_t* keys, size_t key_stride, int n, const float* q, int head_dim, AttentionOrder order,
                       float* scores) {
-    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch_key(keys + size_t(j) * key_stride, head_dim);
+    for (int j = 0; j < std::min(kPrefetchKeys, n); ++j) prefetch_halves(keys + size_t(j) * key_stride, head_dim);
     for (int j = 0; j < n; ++j) {
-        if (j + kPrefetchKeys < n) prefetch_key(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
+        if (j + kPrefetchKeys < n) prefetch_halves(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         __m512 acc[C][4];
         for (int g = 0; g < C; ++g) {

@@ -48,15 +48,19 @@ struct AttentionKernels {
 // value sums, 60% of the key scores, perf).
 constexpr int kPrefetchValueDims = 4;  // value rows this many dimensions ahead
 constexpr int kPrefetchKeys = 8;       // keys this many positions ahead
+// Flash attention's walk adds one cached value row per position, rows a
+// cache row apart as the keys are (flash_attention.cpp): this many ahead.
+constexpr int kPrefetchValueRows = 16;
 
 inline void prefetch_value_row(const KvCache& cache, int layer, int dim, int n) {
     for (int j0 = 0; j0 < n; j0 += 32) __builtin_prefetch(cache.v_block(layer, j0 / KvCache::kBlock, dim) + j0 % KvCache::kBlock);
 }
 
-inline void prefetch_key(const uint16_t* key, int head_dim) {
-    const char* k = reinterpret_cast<const char*>(key);
-    for (int b = 0; b < head_dim * 2; b += 64) __builtin_prefetch(k + b);
-    __builtin_prefetch(k + head_dim * 2 - 1);  // the last line, when the row is not line-aligned
+// n halves from p: a head's key or value row.
+inline void prefetch_halves(const uint16_t* p, int n) {
+    const char* b = reinterpret_cast<const char*>(p);
+    for (int i = 0; i < n * 2; i += 64) __builtin_prefetch(b + i);
+    __builtin_prefetch(b + n * 2 - 1);  // the last line, when the row is not line-aligned
 }
 
 const AttentionKernels& attention_kernels_reference();

@@ -62,6 +62,23 @@ struct OnlineSoftmax {
     float inverse_sum() const { return sum == 0.0f ? 0.0f : 1.0f / sum; }
 };
 
+// One head's online softmax over n scores, stepped ahead of its walk: the
+// scores become the positions' weights, and rescale[j] receives the factor
+// the sums so far take before position j (1 where the maximum held).
+// Returns the maximum and sum after the last. The walk is a chain of
+// roundings through half per position; with exp called inside it, every
+// call spilled and reloaded the accumulator registers, and the walk took
+// three times as long.
+OnlineSoftmax softmax_steps(float* scores, float* rescale, float scale, int n) {
+    OnlineSoftmax sm;
+    for (int j = 0; j < n; ++j) {
+        const bool grew = sm.next(scores[j] * scale);
+        scores[j] = sm.weight;
+        rescale[j] = grew ? sm.rescale : 1.0f;
+    }
+    return sm;
+}
+
 // The tiled path's softmax step over one tile of kFlashTileKv scores (-inf
 // where masked), as ggml's: the tile's maximum joins the running one, the
 // scores become weights exp(score - max) (ggml_vec_soft_max_f32: 16 lanes
@@ -237,7 +254,7 @@ void attend_in_parts(const Visible& vis, const AttentionShape& shape, int ring, 
 // with each key) of the visible positions first..end-1, n_q rows of
 // end - first at the start of scratch. (Each score is a dot of its own: the
 // cells a window hides need none; llama.cpp skips them.)
-const float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q,
+float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q,
                           const Visible& v, PositionRange range, const float* q, float* scratch,
                           const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
@@ -356,36 +373,97 @@ inline __m256 round_to_half(__m256 x) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// The chunk path's walk over visible positions j0..j1-1 for one head (sg:
-// its scores from position j0 on), the half accumulator held as floats
-// that are halves, B registers of 8 (head_dim 8 * B; flash_walk_avx512.cpp
-// is the 16-lane form). A compile-time B keeps the accumulator in registers:
-// held in an array indexed at run time it went through memory at every
-// position, and each position waited for the store of the one before.
+// The chunk path's walk (ChunkWalkFn in flash_walk.h) with the half
+// accumulator held as floats that are halves, B registers of 8 (head_dim
+// 8 * B; flash_walk_avx512.cpp is the 16-lane form). A compile-time B keeps
+// the accumulator in registers: held in an array indexed at run time it
+// went through memory at every position, and each position waited for the
+// store of the one before.
 template <int B>
-void chunk_walk_f16c(const KvCache& cache, int layer, int off, const Visible& vis, const float* sg, float scale, int j0,
-                     int j1, float* out, OnlineSoftmax& sm) {
+void chunk_walk_f16c(const uint16_t* values, size_t stride, CellRuns2 runs, const float* weight, const float* rescale,
+                     int j0, int j1, float* out) {
     __m256 acc[B];
     for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
     for (int j = j0; j < j1; ++j) {
-        if (sm.next(sg[j - j0] * scale)) {
-            const __m256 vms = _mm256_set1_ps(sm.rescale);
-            for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vms));
+        if (const float r = rescale[j - j0]; r != 1.0f) {
+            const __m256 vr = _mm256_set1_ps(r);
+            for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm256_mul_ps(acc[b], vr));
         }
-        const uint16_t* v = cache.v_row(layer, cell_of(vis, j)) + off;
-        const __m256 vvs = _mm256_set1_ps(sm.weight);
+        if (j + kPrefetchValueRows < j1) prefetch_halves(values + size_t(runs.cell(j + kPrefetchValueRows)) * stride, 8 * B);
+        const uint16_t* v = values + size_t(runs.cell(j)) * stride;
+        const __m256 w = _mm256_broadcast_ss(weight + (j - j0));
         for (int b = 0; b < B; ++b) {
             const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * b)));
-            acc[b] = round_to_half(_mm256_fmadd_ps(vb, vvs, acc[b]));
+            acc[b] = round_to_half(_mm256_fmadd_ps(vb, w, acc[b]));
         }
     }
     for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + 8 * b, acc[b]);
 }
 
+// G heads of one KV head walked together over columns col .. col + 8C - 1
+// of their heads (weights and rescales `steps` floats apart, outputs
+// out_stride apart). Each position's values are loaded and converted once
+// for the G heads, and the G x C accumulators are independent chains, so
+// the walk waits less on each round trip through half. Per lane the
+// operations of chunk_walk_f16c, in its order.
+template <int G, int C>
+void group_walk_f16c(const uint16_t* values, size_t stride, CellRuns2 runs, const float* weight, const float* rescale,
+                     size_t steps, int j0, int j1, int col, float* out, size_t out_stride) {
+    __m256 acc[G][C];
+    for (int g = 0; g < G; ++g) {
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm256_setzero_ps();
+    }
+    for (int j = j0; j < j1; ++j) {
+        const size_t s = size_t(j - j0);
+        for (int g = 0; g < G; ++g) {
+            if (const float r = rescale[size_t(g) * steps + s]; r != 1.0f) {
+                const __m256 vr = _mm256_set1_ps(r);
+                for (int c = 0; c < C; ++c) acc[g][c] = round_to_half(_mm256_mul_ps(acc[g][c], vr));
+            }
+        }
+        if (j + kPrefetchValueRows < j1) {
+            prefetch_halves(values + size_t(runs.cell(j + kPrefetchValueRows)) * stride + col, 8 * C);
+        }
+        const uint16_t* v = values + size_t(runs.cell(j)) * stride + col;
+        __m256 w[G];
+        for (int g = 0; g < G; ++g) w[g] = _mm256_broadcast_ss(weight + size_t(g) * steps + s);
+        for (int c = 0; c < C; ++c) {
+            const __m256 vc = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * c)));
+            for (int g = 0; g < G; ++g) acc[g][c] = round_to_half(_mm256_fmadd_ps(vc, w[g], acc[g][c]));
+        }
+    }
+    for (int g = 0; g < G; ++g) {
+        for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + size_t(g) * out_stride + size_t(col + 8 * c), acc[g][c]);
+    }
+}
+
+// n heads' walks (arguments as group_walk_f16c's), three or two at a time
+// where the head size is a multiple of 32, else one at a time by `one`.
+void walk_heads_f16c(ChunkWalkFn one, const uint16_t* values, size_t stride, CellRuns2 runs, int hd, int n,
+                     const float* weight, const float* rescale, size_t steps, int j0, int j1, float* out,
+                     size_t out_stride) {
+    int h = 0;
+    while (hd % 32 == 0 && n - h >= 2) {
+        const size_t at = size_t(h) * steps;
+        float* o = out + size_t(h) * out_stride;
+        const bool three = n - h >= 3 && n - h != 4;  // four heads go as two pairs
+        for (int col = 0; col < hd; col += 32) {
+            if (three) {
+                group_walk_f16c<3, 4>(values, stride, runs, weight + at, rescale + at, steps, j0, j1, col, o, out_stride);
+            } else {
+                group_walk_f16c<2, 4>(values, stride, runs, weight + at, rescale + at, steps, j0, j1, col, o, out_stride);
+            }
+        }
+        h += three ? 3 : 2;
+    }
+    for (; h < n; ++h) {
+        one(values, stride, runs, weight + size_t(h) * steps, rescale + size_t(h) * steps, j0, j1,
+            out + size_t(h) * out_stride);
+    }
+}
+
 // The form for a head size, or null (then the generic path runs).
-using F16cWalkFn = void (*)(const KvCache&, int, int, const Visible&, const float*, float, int, int, float*,
-                             OnlineSoftmax&);
-F16cWalkFn chunk_walk_f16c_for(int hd) {
+ChunkWalkFn chunk_walk_f16c_for(int hd) {
     switch (hd) {
         case 32: return chunk_walk_f16c<4>;
         case 40: return chunk_walk_f16c<5>;
@@ -404,37 +482,48 @@ F16cWalkFn chunk_walk_f16c_for(int hd) {
 
 namespace {
 
-// One head's chunk-path walk over visible positions j0..j1-1 (sg: its
-// scores from j0 on) from an empty sum: acc32 receives the half
-// accumulator's values as floats, sm the walk's maximum and sum.
-void walk_head(const KvCache& cache, int layer, int off, int hd, const Visible& vis, const float* sg, float scale,
-               int j0, int j1, float* acc32, OnlineSoftmax& sm, bool fused) {
+// The chunk path's walk of n heads of one KV head over visible positions
+// j0..j1-1, each from an empty sum, their softmax stepped (softmax_steps):
+// head h's weights at weight + h * steps, its rescales at rescale + h *
+// steps; its output, the half accumulator's values as floats, at out + h *
+// out_stride.
+void walk_values(const KvCache& cache, int layer, int off, int hd, const Visible& vis, int n, const float* weight,
+                 const float* rescale, size_t steps, int j0, int j1, float* out, size_t out_stride, bool fused) {
+    const CellRuns2 runs{vis.runs.begin[0], vis.runs.end[0] - vis.runs.begin[0], vis.runs.begin[1]};
+    const uint16_t* values = cache.v_row(layer, 0) + off;
+    const size_t stride = size_t(cache.kv_dim());
     // 16 lanes where the CPU has them (flash_walk_avx512.cpp).
     if (const ChunkWalkFn wide = fused ? chunk_walk_avx512(hd) : nullptr) {
-        const int n0 = vis.runs.end[0] - vis.runs.begin[0];
-        wide(cache.v_row(layer, 0) + off, size_t(cache.kv_dim()), {vis.runs.begin[0], n0, vis.runs.begin[1]}, sg, scale,
-             j0, j1, acc32, sm.max, sm.sum);
+        for (int h = 0; h < n; ++h) {
+            wide(values, stride, runs, weight + size_t(h) * steps, rescale + size_t(h) * steps, j0, j1,
+                 out + size_t(h) * out_stride);
+        }
         return;
     }
 #if defined(__F16C__) && defined(__FMA__)
-    if (const F16cWalkFn walk = chunk_walk_f16c_for(hd); walk && fused) {
-        walk(cache, layer, off, vis, sg, scale, j0, j1, acc32, sm);
+    if (const ChunkWalkFn one = fused ? chunk_walk_f16c_for(hd) : nullptr) {
+        walk_heads_f16c(one, values, stride, runs, hd, n, weight, rescale, steps, j0, j1, out, out_stride);
         return;
     }
 #endif
     uint16_t acc[kMaxHeadDim];
     float v32[kMaxHeadDim];
-    for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
-    for (int j = j0; j < j1; ++j) {
-        if (sm.next(sg[j - j0] * scale)) {
-            for (int i = 0; i < hd; ++i) acc32[i] *= sm.rescale;
+    for (int h = 0; h < n; ++h) {
+        const float* wh = weight + size_t(h) * steps;
+        const float* rh = rescale + size_t(h) * steps;
+        float* acc32 = out + size_t(h) * out_stride;
+        for (int i = 0; i < hd; ++i) acc32[i] = 0.0f;
+        for (int j = j0; j < j1; ++j) {
+            if (const float r = rh[j - j0]; r != 1.0f) {
+                for (int i = 0; i < hd; ++i) acc32[i] *= r;
+                quant::f32_to_fp16_row(acc32, acc, size_t(hd));
+                quant::fp16_to_f32_row(acc, acc32, size_t(hd));
+            }
+            quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
+            fma_row(acc32, v32, wh[j - j0], hd, fused);
             quant::f32_to_fp16_row(acc32, acc, size_t(hd));
             quant::fp16_to_f32_row(acc, acc32, size_t(hd));
         }
-        quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
-        fma_row(acc32, v32, sm.weight, hd, fused);
-        quant::f32_to_fp16_row(acc32, acc, size_t(hd));
-        quant::fp16_to_f32_row(acc, acc32, size_t(hd));
     }
 }
 
@@ -448,13 +537,29 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
     const float scale = kq_scale(shape);
     const Visible vis = visible(cache, layer, shape, pos);
     const size_t N = size_t(vis.n);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, {0, vis.n}, q, scratch, kernels);
+    float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, {0, vis.n}, q, scratch, kernels);
+    // Past the scores: what chunk_scores needed only while scoring.
+    float* rescales = scratch + size_t(n_q) * N;
     const int ring = cache.ring(layer);
+    if (walk_parts(shape, ring, pos, splits).count == 1) {
+        // One walk over every position: the heads' values walked together.
+        float* inverse_sums = rescales + size_t(n_q) * N;
+        for (int g = 0; g < n_q; ++g) {
+            inverse_sums[g] = softmax_steps(scores + size_t(g) * N, rescales + size_t(g) * N, scale, vis.n).inverse_sum();
+        }
+        walk_values(cache, layer, off, hd, vis, n_q, scores, rescales, N, 0, vis.n, out, size_t(hd), fused);
+        for (int g = 0; g < n_q; ++g) {
+            for (int i = 0; i < hd; ++i) out[size_t(g) * size_t(hd) + size_t(i)] *= inverse_sums[g];
+        }
+        return;
+    }
     for (int g = 0; g < n_q; ++g) {
-        const float* sg = scores + size_t(g) * N;
+        float* sg = scores + size_t(g) * N;
+        float* rg = rescales + size_t(g) * N;
         attend_in_parts(vis, shape, ring, pos, splits, hd, out + size_t(g) * size_t(hd),
                         [&](int j0, int j1, float* acc32, OnlineSoftmax& sm) {
-                            walk_head(cache, layer, off, hd, vis, sg + j0, scale, j0, j1, acc32, sm, fused);
+                            sm = softmax_steps(sg + j0, rg + j0, scale, j1 - j0);
+                            walk_values(cache, layer, off, hd, vis, 1, sg + j0, rg + j0, 0, j0, j1, acc32, 0, fused);
                         });
     }
 }
@@ -472,14 +577,16 @@ void flash_attend_part(const KvCache& cache, int layer, const AttentionShape& sh
     const Visible vis = visible(cache, layer, shape, pos);
     const PositionRange range = part_positions(vis, walk_parts(shape, cache.ring(layer), pos, splits), part);
     const size_t n = size_t(range.end - range.first);
-    const float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, range, q, scratch, kernels);
+    float* scores = chunk_scores(cache, layer, shape, off, n_q, vis, range, q, scratch, kernels);
+    float* rescales = scratch + size_t(n_q) * n;  // as in flash_attend_heads
     for (int g = 0; g < n_q; ++g) {
+        const OnlineSoftmax sm = softmax_steps(scores + size_t(g) * n, rescales + size_t(g) * n, scale, int(n));
         float* p = partial + size_t(g) * size_t(hd + 2);
-        OnlineSoftmax sm;
-        walk_head(cache, layer, off, hd, vis, scores + size_t(g) * n, scale, range.first, range.end, p, sm, fused);
         p[hd] = sm.max;
         p[hd + 1] = sm.sum;
     }
+    walk_values(cache, layer, off, hd, vis, n_q, scores, rescales, n, range.first, range.end, partial, size_t(hd + 2),
+                fused);
 }
 
 void flash_fold_parts(const float* partials, size_t part_stride, int parts, int n_q, int head_dim, float* out) {

@@ -11,15 +11,17 @@ namespace smolinfer::model {
 // begin0 + j below n0, else begin1 + (j - n0).
 struct CellRuns2 {
     int begin0, n0, begin1;
+    int cell(int j) const { return j < n0 ? begin0 + j : begin1 + (j - n0); }
 };
 
-// One head's walk over visible positions j0..j1-1 from the running maximum
-// and sum given (an empty walk: -inf and 0): values + cell * stride holds
-// the head's cached value row; scores[j - j0] is position j's score before
-// `scale`. Writes the half accumulator's head_dim values as floats to out
-// (not yet divided by the sum) and the walk's maximum and sum.
-using ChunkWalkFn = void (*)(const uint16_t* values, size_t stride, CellRuns2 runs, const float* scores, float scale,
-                             int j0, int j1, float* out, float& max, float& sum);
+// One head's walk over visible positions j0..j1-1 from an empty sum, its
+// online softmax already stepped (softmax_steps in flash_attention.cpp):
+// weight[j - j0] is position j's weight and rescale[j - j0] the factor the
+// sums so far take before it (1: none). values + cell * stride holds the
+// head's cached value row. Writes the half accumulator's head_dim values as
+// floats to out (not yet divided by the sum).
+using ChunkWalkFn = void (*)(const uint16_t* values, size_t stride, CellRuns2 runs, const float* weight,
+                             const float* rescale, int j0, int j1, float* out);
 
 // The AVX-512 form for this head size, or null when this build or CPU has none.
 ChunkWalkFn chunk_walk_avx512(int head_dim);

@@ -2,17 +2,17 @@
 // against the cached values one position at a time, the sums in a half
 // accumulator) with AVX-512: 16 lanes per register, so a head of 64 is 4
 // registers where the F16C form holds 8. Per lane the same operations in
-// the same order -- the online softmax's step, the rescale, one fused
+// the same order -- the rescale where the softmax's maximum grew, one fused
 // multiply-add and the round trip through half per position -- so the
 // result is bit-identical; what changes is that each conversion to and from
 // half, the walk's bottleneck, covers twice the lanes.
 #include "model/flash_walk.h"
 
+#include "model/attention_kernels.h"
+
 #if defined(__x86_64__) && defined(SMOLINFER_HAVE_AVX512_ATTENTION)
 
 #include <immintrin.h>
-
-#include <cmath>
 
 #include "runtime/machine.h"
 
@@ -27,37 +27,24 @@ inline __m512 round_to_half(__m512 x) {
 
 // Head dim 16 * B.
 template <int B>
-void walk(const uint16_t* values, size_t stride, CellRuns2 runs, const float* scores, float scale, int j0, int j1,
-          float* out, float& max, float& sum) {
+void walk(const uint16_t* values, size_t stride, CellRuns2 runs, const float* weight, const float* rescale, int j0,
+          int j1, float* out) {
     __m512 acc[B];
     for (int b = 0; b < B; ++b) acc[b] = _mm512_setzero_ps();
-    float m = max, s = sum;
     for (int j = j0; j < j1; ++j) {
-        // The online softmax's step (OnlineSoftmax::next in flash_attention.cpp):
-        // a new maximum rescales what is summed so far, else the position's
-        // weight is exp(score - max); S = S * rescale + weight, two roundings.
-        const float x = scores[j - j0] * scale;
-        float rescale = 1.0f, weight = 1.0f;
-        if (x > m) {
-            rescale = std::exp(m - x);
-            m = x;
-            const __m512 r = _mm512_set1_ps(rescale);
-            for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm512_mul_ps(acc[b], r));
-        } else {
-            weight = std::exp(x - m);
+        if (const float r = rescale[j - j0]; r != 1.0f) {
+            const __m512 vr = _mm512_set1_ps(r);
+            for (int b = 0; b < B; ++b) acc[b] = round_to_half(_mm512_mul_ps(acc[b], vr));
         }
-        s = s * rescale + weight;
-        const int cell = j < runs.n0 ? runs.begin0 + j : runs.begin1 + (j - runs.n0);
-        const uint16_t* v = values + size_t(cell) * stride;
-        const __m512 w = _mm512_set1_ps(weight);
+        if (j + kPrefetchValueRows < j1) prefetch_halves(values + size_t(runs.cell(j + kPrefetchValueRows)) * stride, 16 * B);
+        const uint16_t* v = values + size_t(runs.cell(j)) * stride;
+        const __m512 w = _mm512_set1_ps(weight[j - j0]);
         for (int b = 0; b < B; ++b) {
             const __m512 vb = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * b)));
             acc[b] = round_to_half(_mm512_fmadd_ps(vb, w, acc[b]));
         }
     }
     for (int b = 0; b < B; ++b) _mm512_storeu_ps(out + 16 * b, acc[b]);
-    max = m;
-    sum = s;
 }
 
 }  // namespace
