@@ -163,11 +163,13 @@ Visible visible(const KvCache& cache, int layer, const AttentionShape& shape, in
     return v;
 }
 
-// The cell of the j-th visible position.
-inline int cell_of(const Visible& v, int j) {
-    const int first = v.runs.end[0] - v.runs.begin[0];
-    return j < first ? v.runs.begin[0] + j : v.runs.begin[1] + (j - first);
+// The visible cells as the walks take them (flash_walk.h).
+inline CellRuns2 runs2(const Visible& v) {
+    return {v.runs.begin[0], v.runs.end[0] - v.runs.begin[0], v.runs.begin[1]};
 }
+
+// The cell of the j-th visible position.
+inline int cell_of(const Visible& v, int j) { return runs2(v).cell(j); }
 
 // How many visible positions lie in cells below `cell`.
 inline int visible_below(const Visible& v, int cell) {
@@ -254,9 +256,8 @@ void attend_in_parts(const Visible& vis, const AttentionShape& shape, int ring, 
 // with each key) of the visible positions first..end-1, n_q rows of
 // end - first at the start of scratch. (Each score is a dot of its own: the
 // cells a window hides need none; llama.cpp skips them.)
-float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q,
-                          const Visible& v, PositionRange range, const float* q, float* scratch,
-                          const AttentionKernels& kernels) {
+float* chunk_scores(const KvCache& cache, int layer, const AttentionShape& shape, int off, int n_q, const Visible& v,
+                    PositionRange range, const float* q, float* scratch, const AttentionKernels& kernels) {
     const int hd = shape.head_dim;
     const size_t n = size_t(range.end - range.first);
     float* scores = scratch;                  // n_q x n
@@ -489,7 +490,7 @@ namespace {
 // out_stride.
 void walk_values(const KvCache& cache, int layer, int off, int hd, const Visible& vis, int n, const float* weight,
                  const float* rescale, size_t steps, int j0, int j1, float* out, size_t out_stride, bool fused) {
-    const CellRuns2 runs{vis.runs.begin[0], vis.runs.end[0] - vis.runs.begin[0], vis.runs.begin[1]};
+    const CellRuns2 runs = runs2(vis);
     const uint16_t* values = cache.v_row(layer, 0) + off;
     const size_t stride = size_t(cache.kv_dim());
     // 16 lanes where the CPU has them (flash_walk_avx512.cpp).
@@ -519,7 +520,7 @@ void walk_values(const KvCache& cache, int layer, int off, int hd, const Visible
                 quant::f32_to_fp16_row(acc32, acc, size_t(hd));
                 quant::fp16_to_f32_row(acc, acc32, size_t(hd));
             }
-            quant::fp16_to_f32_row(cache.v_row(layer, cell_of(vis, j)) + off, v32, size_t(hd));
+            quant::fp16_to_f32_row(values + size_t(runs.cell(j)) * stride, v32, size_t(hd));
             fma_row(acc32, v32, wh[j - j0], hd, fused);
             quant::f32_to_fp16_row(acc32, acc, size_t(hd));
             quant::fp16_to_f32_row(acc, acc32, size_t(hd));
