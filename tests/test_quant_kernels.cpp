@@ -313,7 +313,8 @@ TEST(FloatTiles, HalfPrecisionTilesOverSeveralBlocksOfTokens) {
 // Q4_K tiles at the limits of their integer sums: every code 15, every
 // scale and min 63, the activations all 127 or all -127 (the AVX2 tile sums 16 products
 // in 16 bits: 16 * 15 * 127 is just below 2^15; the AVX-512 one groups
-// 16-bit pair sums), with random codes mixed in.
+// 16-bit pair sums), with random codes mixed in; one token (the one-token
+// tiles) and several.
 TEST(KQuantTiles, Q4KAtTheLimitsOfTheIntegerSums) {
     const size_t n = 512;
     std::mt19937 rng(29);
@@ -323,8 +324,8 @@ TEST(KQuantTiles, Q4KAtTheLimitsOfTheIntegerSums) {
         const auto ref = quant::matmul_kernel(Type::Q4_K, 8, int(n), quant::Isa::Reference);
         for (const auto& [tile, dot] : {std::pair{k->tile, ref->dot}, std::pair{k->tile_batched, ref->dot_batched}}) {
             if (tile == nullptr) continue;
-            for (const bool all_negative : {true, false}) {
-                const int rows = 11, tokens = 6;
+            for (const auto& [all_negative, tokens] : {std::pair{true, 6}, std::pair{false, 6}, std::pair{true, 1}, std::pair{false, 1}}) {
+                const int rows = 11;
                 auto w = test::random_blocks(Type::Q4_K, n * size_t(rows), rng);
                 auto* blocks = reinterpret_cast<quant::BlockQ4_K*>(w.data());
                 for (size_t b = 0; b < w.size() / sizeof(quant::BlockQ4_K); ++b) {
@@ -340,7 +341,8 @@ TEST(KQuantTiles, Q4KAtTheLimitsOfTheIntegerSums) {
                     for (size_t j = 0; j < n; j += 256) x[j] = -1.001f;
                 }
                 for (int t = 0; t < tokens; ++t) ref->quantize(x.data(), a.data() + size_t(t) * arow, n);
-                const std::string where = std::string(quant::isa_name(isa)) + (all_negative ? " all -127" : " +127");
+                const std::string where = std::string(quant::isa_name(isa)) + (all_negative ? " all -127" : " +127") +
+                                          " tokens=" + std::to_string(tokens);
                 expect_tile_equals_dots(tile, dot, Type::Q4_K, k->activation, n, rows, tokens, w, a, where);
             }
         }

@@ -127,6 +127,9 @@ std::optional<MatmulKernel> matmul_kernel(Type weight, int rows, int cols, Isa i
             if (!k->tile) k->tile = avx512::kquant_tile_for(weight, rows8, false);
             if (k->dot_batched) k->tile_batched = avx512::kquant_tile_for(weight, rows8, true);
             if (const DotFn dot = avx512::kquant_dot_for(weight, rows8)) k->dot = dot;
+            // Interleaved Q4_K's one-token dot is bound by its per-block
+            // reduction; the tile takes 8 rows at once for one token too.
+            if (rows8 && weight == Type::Q4_K) k->tile_min_tokens = 1;
             if (weight == Type::F16) {
                 k->dot = avx512::dot_f16_f16;
                 if (k->dot_batched) k->tile_batched = avx512::f16_tile_batched();

@@ -4,6 +4,7 @@
 // scalar reference (same lanes, same fused multiply-adds, same sum order).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -62,9 +63,27 @@ constexpr int kTilePrefetchRows = 4;
 // Prefetches never fault, so past the matrix's end they are harmless
 // (integer address).
 constexpr size_t kDotPrefetchDistance = 8192;
+// Into L2 (prefetcht1), not L1: on Zen 4 streaming the weights with
+// prefetcht0 kept SmolLM2-135M's decode at 95 tok/s on one thread, with
+// prefetcht1 161 (interleaved runs; the 1.7B shape 15.6 -> 19.5). A line
+// prefetched into L1 holds one of its few miss buffers until it arrives and
+// evicts the activations; L2 tracks many more misses.
+constexpr int kPrefetchLocality = 2;
 inline void prefetch_ahead(const void* block, size_t bytes) {
     const uintptr_t at = reinterpret_cast<uintptr_t>(block) + kDotPrefetchDistance;
-    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(at + off));
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(at + off), 0, kPrefetchLocality);
+}
+
+// The one-token tiles that walk 8 rows' blocks side by side (block i of
+// rows r..r+7, then block i + 1) read 8 rows at once, so a prefetch a fixed
+// distance ahead of a row lands inside rows being read. They prefetch the
+// next 8 rows instead, in address order: at block i, the slice of them that
+// is 8 blocks long and starts 8 i blocks in. Walking 8 rows of the 1.7B
+// shape with prefetcht0 8 KiB ahead decoded 20% slower than one row at a
+// time; with this, it is as fast, and 20% faster with the L2 hint.
+inline void prefetch_next_rows8(const void* first_row, size_t row_stride, size_t i, int r, size_t block_bytes) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(first_row) + 8 * row_stride + (8 * i + size_t(r)) * block_bytes;
+    for (size_t off = 0; off < block_bytes; off += 64) __builtin_prefetch(reinterpret_cast<const void*>(at + off), 0, kPrefetchLocality);
 }
 
 // A fresh, never reused, nonzero Tile::activation_id.

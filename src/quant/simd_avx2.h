@@ -113,6 +113,15 @@ inline void q5_K_codes(const BlockQ5_K& x, __m256i* codes) {
     }
 }
 
+// The integer totals of 8 rows' lane vectors v[0..7], row r in lane r (the
+// lanes of a row are summed in some order: exact, as integers).
+inline __m256i row_totals(const __m256i* v) {
+    const __m256i a = _mm256_hadd_epi32(v[0], v[1]), b = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i c = _mm256_hadd_epi32(v[4], v[5]), e = _mm256_hadd_epi32(v[6], v[7]);
+    const __m256i ab = _mm256_hadd_epi32(a, b), ce = _mm256_hadd_epi32(c, e);  // [r0..r3 | r0..r3], [r4..r7 | r4..r7]
+    return _mm256_add_epi32(_mm256_permute2x128_si256(ab, ce, 0x20), _mm256_permute2x128_si256(ab, ce, 0x31));
+}
+
 // Byte g of `bytes` (8 scales, from k_scales_mins8) in every 16-bit lane.
 inline __m256i broadcast_scale(uint64_t bytes, int g) {
     return _mm256_shuffle_epi8(_mm256_set1_epi64x(int64_t(bytes)), _mm256_set1_epi16(int16_t(0x8000 | g)));

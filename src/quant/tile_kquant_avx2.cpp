@@ -246,16 +246,10 @@ void tile_q4_K(size_t n, const Tile& tile) {
 }
 
 // One token (decoding): dot_q4_K_q8_K_rows8 for 8 rows at once. Each row's
-// block gives its lanes as in the dot; one tree reduces the 8 rows' lanes to
-// a vector of their totals, and the float steps run on the 8 rows together
-// (the dot reduces and converts row by row). Other row counts and more
-// tokens go as before.
-inline __m256i row_totals(const __m256i* v) {
-    const __m256i a = _mm256_hadd_epi32(v[0], v[1]), b = _mm256_hadd_epi32(v[2], v[3]);
-    const __m256i c = _mm256_hadd_epi32(v[4], v[5]), e = _mm256_hadd_epi32(v[6], v[7]);
-    const __m256i ab = _mm256_hadd_epi32(a, b), ce = _mm256_hadd_epi32(c, e);  // [r0..r3 | r0..r3], [r4..r7 | r4..r7]
-    return _mm256_add_epi32(_mm256_permute2x128_si256(ab, ce, 0x20), _mm256_permute2x128_si256(ab, ce, 0x31));
-}
+// block gives its lanes as in the dot; one tree (row_totals) reduces the 8
+// rows' lanes to a vector of their totals, and the float steps run on the 8
+// rows together (the dot reduces and converts row by row). Other row counts
+// and more tokens go as before.
 
 void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
     const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
@@ -267,7 +261,7 @@ void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
         alignas(16) uint16_t d[kLaneRows], dmin[kLaneRows];
         for (int r = 0; r < kLaneRows; ++r) {
             const BlockQ4_K& b = x[r][i];
-            prefetch_ahead(&b, sizeof(BlockQ4_K));
+            prefetch_next_rows8(x[0], tile.w_stride, i, r, sizeof(BlockQ4_K));
             uint64_t sc, mn;
             k_scales_mins8(b.scales, &sc, &mn);
             scaled[r] = q4_K_scaled_lanes(b, y[i], sc);

@@ -281,45 +281,107 @@ void tile_q6_K(size_t n, const Tile& tile) {
 // dot_q4_K_q8_K_rows8: per block one integer total of scale * code *
 // activation and one of min * (group sum of the activations). The codes
 // times the activations in 16-bit pairs (VPMADDUBSW), then times the
-// group's scale into 32-bit lanes (VPDPWSSD), over the whole block; both
-// totals come out of one shared reduction.
+// group's scale into 32-bit lanes (VPDPWSSD), over the whole block; the
+// totals are the sums of the lanes q4_K_block_lanes returns.
+//
+// 64 bytes of codes hold 4 groups: the low nibbles of bytes 0-31 group 4h,
+// the high nibbles group 4h + 1, bytes 32-63 groups 4h + 2 and 4h + 3. One
+// load, a mask and a shift give two registers of two groups each; the
+// activations are arranged once per block to match (Q4KActivations).
+struct Q4KActivations {
+    __m512i act[4];  // groups [0 | 2], [1 | 3], [4 | 6], [5 | 7] as 256-bit halves
+};
+
+inline Q4KActivations q4_K_activations(const BlockQ8_K& y) {
+    const auto half = [&](int g) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs + 32 * g)); };
+    const auto pair = [&](int g0, int g1) { return _mm512_inserti64x4(_mm512_castsi256_si512(half(g0)), half(g1), 1); };
+    return {{pair(0, 2), pair(1, 3), pair(4, 6), pair(5, 7)}};
+}
+
+struct Q4KLanes {
+    __m256i scaled, mins;
+};
+
+inline Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, const Q4KActivations& a) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    uint64_t sc, mn;
+    k_scales_mins8(x.scales, &sc, &mn);
+    // The 8 scale bytes in every 64-bit lane; a byte shuffle (cheaper than a
+    // word permute) puts register k's two scales in 16-bit lanes 0-15 and
+    // 16-31, index 0x80 giving the zero high bytes.
+    const __m512i scales = _mm512_set1_epi64(int64_t(sc));
+    const auto pick = [](int g0, int g1) {
+        return _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi16(int16_t(0x8000 | g0)), _mm512_set1_epi16(int16_t(0x8000 | g1)));
+    };
+    const __m512i q0 = _mm512_loadu_si512(x.qs), q1 = _mm512_loadu_si512(x.qs + 64);
+    const __m512i codes[4] = {_mm512_and_si512(q0, m4), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
+                              _mm512_and_si512(q1, m4), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4)};
+    const __m512i picks[4] = {pick(0, 2), pick(1, 3), pick(4, 6), pick(5, 7)};
+    __m512i scaled = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k) {
+        scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes[k], a.act[k]), _mm512_shuffle_epi8(scales, picks[k]));
+    }
+    // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
+    const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
+    const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)),
+                                           _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));
+    return {_mm256_add_epi32(_mm512_castsi512_si256(scaled), _mm512_extracti64x4_epi64(scaled, 1)), mins};
+}
+
 float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ4_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    // Pair j's 64 values: the low nibbles of qs[32j..] in the low half, the high in the high.
-    const __m512i nibble_shift = _mm512_maskz_mov_epi64(0xF0, _mm512_set1_epi16(4));
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     float acc = 0.0f, acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
-        uint64_t sc, mn;
-        k_scales_mins8(x[i].scales, &sc, &mn);
-        // The 8 scale bytes in every 64-bit lane; a byte shuffle (cheaper than
-        // a word permute) makes 16-bit lanes 0-15 scale 2j and 16-31 scale
-        // 2j + 1, index 0x80 giving the zero high bytes.
-        const __m512i scales = _mm512_set1_epi64(int64_t(sc));
-        __m512i scaled = _mm512_setzero_si512();
-        for (int j = 0; j < 4; ++j) {
-            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * j)));
-            const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, nibble_shift), m4);
-            const __m512i act = _mm512_loadu_si512(y[i].qs + 64 * j);
-            const __m512i pick = _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi16(int16_t(0x8000 | (2 * j))),
-                                                         _mm512_set1_epi16(int16_t(0x8000 | (2 * j + 1))));
-            scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes, act), _mm512_shuffle_epi8(scales, pick));
-        }
-        // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
-        const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
-        const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums)),
-                                               _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));
-        const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(scaled), _mm512_extracti64x4_epi64(scaled, 1));
+        const Q4KLanes l = q4_K_block_lanes(x[i], y[i], q4_K_activations(y[i]));
         // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 ... | s4567 m4567 ...]
-        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s8, mins), _mm256_setzero_si256());
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(l.scaled, l.mins), _mm256_setzero_si256());
         const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
         const float yd = y[i].d;
         acc = std::fma(float(_mm_cvtsi128_si32(t)), _cvtsh_ss(x[i].d) * yd, acc);
         acc_min = std::fma(float(_mm_extract_epi32(t, 1)), _cvtsh_ss(x[i].dmin) * yd, acc_min);
     }
     return acc - acc_min;
+}
+
+// One token (decoding): dot_q4_K_rows8 for 8 rows at once, as the AVX2
+// tile does. The dot's per-block reduction and scalar float steps, not its
+// arithmetic, bound it when decoding; here one tree (row_totals) reduces 8
+// rows' lanes and the float steps run on the 8 rows as lanes.
+void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
+    const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
+    const BlockQ4_K* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(tile.w + size_t(r0 + r) * tile.w_stride);
+    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+    const size_t nb = n / kQK256;
+    for (size_t i = 0; i < nb; ++i) {
+        __m256i scaled[8], mins[8];
+        alignas(16) uint16_t d[8], dmin[8];
+        const Q4KActivations act = q4_K_activations(y[i]);
+        for (int r = 0; r < 8; ++r) {
+            const BlockQ4_K& b = x[r][i];
+            prefetch_next_rows8(x[0], tile.w_stride, i, r, sizeof(BlockQ4_K));
+            const Q4KLanes l = q4_K_block_lanes(b, y[i], act);
+            scaled[r] = l.scaled;
+            mins[r] = l.mins;
+            d[r] = b.d;
+            dmin[r] = b.dmin;
+        }
+        const __m256 yd = _mm256_set1_ps(y[i].d);
+        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))), yd);
+        const __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin))), yd);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(avx2::row_totals(scaled)), dd, acc);
+        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(avx2::row_totals(mins)), dm, acc_min);
+    }
+    _mm256_storeu_ps(tile.out + r0, _mm256_sub_ps(acc, acc_min));
+}
+
+void tile_q4_K_rows8(size_t n, const Tile& tile) {
+    if (tile.tokens > 1) return tile_q4_K<1>(n, tile);
+    int r = 0;
+    for (; r + 8 <= tile.rows; r += 8) q4_K_one_token_rows8(n, tile, r);
+    for (; r < tile.rows; ++r) tile.out[r] = dot_q4_K_rows8(n, tile.w + size_t(r) * tile.w_stride, tile.a);
 }
 
 // dot_q6_K_q8_K: 8 integer lanes per block (two 32-value slices a register,
@@ -368,7 +430,7 @@ float dot_q6_K(size_t n, const void* w, const void* a) {
 }  // namespace
 
 TileFn kquant_tile_for(Type weight, bool rows8, bool batched) {
-    if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K<1>;
+    if (weight == Type::Q4_K && rows8) return batched ? tile_q4_K<4> : tile_q4_K_rows8;
     if (weight == Type::Q6_K && !batched) return tile_q6_K;
     return nullptr;
 }
