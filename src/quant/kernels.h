@@ -4,7 +4,6 @@
 // scalar reference (same lanes, same fused multiply-adds, same sum order).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
