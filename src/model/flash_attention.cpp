@@ -494,11 +494,8 @@ void walk_values(const KvCache& cache, int layer, int off, int hd, const Visible
     const uint16_t* values = cache.v_row(layer, 0) + off;
     const size_t stride = size_t(cache.kv_dim());
     // 16 lanes where the CPU has them (flash_walk_avx512.cpp).
-    if (const ChunkWalkFn wide = fused ? chunk_walk_avx512(hd) : nullptr) {
-        for (int h = 0; h < n; ++h) {
-            wide(values, stride, runs, weight + size_t(h) * steps, rescale + size_t(h) * steps, j0, j1,
-                 out + size_t(h) * out_stride);
-        }
+    if (const HeadsWalkFn wide = fused ? heads_walk_avx512(hd) : nullptr) {
+        wide(values, stride, runs, n, weight, rescale, steps, j0, j1, out, out_stride);
         return;
     }
 #if defined(__F16C__) && defined(__FMA__)

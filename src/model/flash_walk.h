@@ -1,4 +1,4 @@
-// A faster form of the chunk path's walk (flash_attention.cpp) for CPUs with
+// Faster forms of the chunk path's walk (flash_attention.cpp) for CPUs with
 // AVX-512, bit-identical to the portable and F16C forms there.
 #pragma once
 
@@ -23,7 +23,14 @@ struct CellRuns2 {
 using ChunkWalkFn = void (*)(const uint16_t* values, size_t stride, CellRuns2 runs, const float* weight,
                              const float* rescale, int j0, int j1, float* out);
 
+// n heads of one KV head walked as ChunkWalkFn walks one: head h's weights
+// at weight + h * steps, its rescales at rescale + h * steps, its output at
+// out + h * out_stride. Each position's values are converted once for the
+// heads walked together, and their accumulators are independent chains.
+using HeadsWalkFn = void (*)(const uint16_t* values, size_t stride, CellRuns2 runs, int n, const float* weight,
+                             const float* rescale, size_t steps, int j0, int j1, float* out, size_t out_stride);
+
 // The AVX-512 form for this head size, or null when this build or CPU has none.
-ChunkWalkFn chunk_walk_avx512(int head_dim);
+HeadsWalkFn heads_walk_avx512(int head_dim);
 
 }  // namespace smolinfer::model
