@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "quant/blocks.h"
+#include "quant/kernels.h"
 
 namespace smolinfer::quant::avx2 {
 
@@ -120,6 +121,47 @@ inline __m256i row_totals(const __m256i* v) {
     const __m256i c = _mm256_hadd_epi32(v[4], v[5]), e = _mm256_hadd_epi32(v[6], v[7]);
     const __m256i ab = _mm256_hadd_epi32(a, b), ce = _mm256_hadd_epi32(c, e);  // [r0..r3 | r0..r3], [r4..r7 | r4..r7]
     return _mm256_add_epi32(_mm256_permute2x128_si256(ab, ce, 0x20), _mm256_permute2x128_si256(ab, ce, 0x31));
+}
+
+// A Q4_K block's integer lanes against its activations: those of the
+// scales times codes times activations, and those of the mins times the
+// activations' group sums (their totals are the block's two sums).
+struct Q4KLanes {
+    __m256i scaled, mins;
+};
+
+// The one-token walk of 8 rows of interleaved Q4_K (llama.cpp's rows8
+// order) that the AVX2 and AVX-512 tiles share: per block, `prepare(y)`
+// arranges the activations once and `lanes(block, y, prepared)` gives a
+// row's lanes; one tree (row_totals) reduces the 8 rows' lanes to a vector
+// of their totals and the float steps run on the 8 rows as lanes. Writes
+// out[0..7].
+template <class Prepare, class Lanes>
+inline void q4_K_rows8_one_token(size_t n, const uint8_t* w, size_t w_stride, const BlockQ8_K* y, float* out,
+                                 Prepare prepare, Lanes lanes) {
+    const BlockQ4_K* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(w + size_t(r) * w_stride);
+    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+    for (size_t i = 0; i < n / kQK256; ++i) {
+        __m256i scaled[8], mins[8];
+        alignas(16) uint16_t d[8], dmin[8];
+        const auto prepared = prepare(y[i]);
+        for (int r = 0; r < 8; ++r) {
+            const BlockQ4_K& b = x[r][i];
+            prefetch_next_rows8(x[0], w_stride, i, r, sizeof(BlockQ4_K));
+            const Q4KLanes l = lanes(b, y[i], prepared);
+            scaled[r] = l.scaled;
+            mins[r] = l.mins;
+            d[r] = b.d;
+            dmin[r] = b.dmin;
+        }
+        const __m256 yd = _mm256_set1_ps(y[i].d);
+        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))), yd);
+        const __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin))), yd);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(scaled)), dd, acc);
+        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(mins)), dm, acc_min);
+    }
+    _mm256_storeu_ps(out, _mm256_sub_ps(acc, acc_min));
 }
 
 // Byte g of `bytes` (8 scales, from k_scales_mins8) in every 16-bit lane.

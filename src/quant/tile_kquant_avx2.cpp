@@ -245,37 +245,18 @@ void tile_q4_K(size_t n, const Tile& tile) {
     }
 }
 
-// One token (decoding): dot_q4_K_q8_K_rows8 for 8 rows at once. Each row's
-// block gives its lanes as in the dot; one tree (row_totals) reduces the 8
-// rows' lanes to a vector of their totals, and the float steps run on the 8
-// rows together (the dot reduces and converts row by row). Other row counts
-// and more tokens go as before.
-
+// One token (decoding): dot_q4_K_q8_K_rows8 for 8 rows at once
+// (q4_K_rows8_one_token in simd_avx2.h), each row's block giving its lanes
+// as in the dot. Other row counts and more tokens go as before.
 void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
-    const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
-    const BlockQ4_K* x[kLaneRows];
-    for (int r = 0; r < kLaneRows; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(tile.w + size_t(r0 + r) * tile.w_stride);
-    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
-    for (size_t i = 0; i < n / kQK256; ++i) {
-        __m256i scaled[kLaneRows], mins[kLaneRows];
-        alignas(16) uint16_t d[kLaneRows], dmin[kLaneRows];
-        for (int r = 0; r < kLaneRows; ++r) {
-            const BlockQ4_K& b = x[r][i];
-            prefetch_next_rows8(x[0], tile.w_stride, i, r, sizeof(BlockQ4_K));
+    q4_K_rows8_one_token(
+        n, tile.w + size_t(r0) * tile.w_stride, tile.w_stride, reinterpret_cast<const BlockQ8_K*>(tile.a), tile.out + r0,
+        [](const BlockQ8_K&) { return 0; },
+        [](const BlockQ4_K& b, const BlockQ8_K& y, int) {
             uint64_t sc, mn;
             k_scales_mins8(b.scales, &sc, &mn);
-            scaled[r] = q4_K_scaled_lanes(b, y[i], sc);
-            mins[r] = k_mins_lanes(mn, y[i]);
-            d[r] = b.d;
-            dmin[r] = b.dmin;
-        }
-        const __m256 yd = _mm256_set1_ps(y[i].d);
-        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))), yd);
-        const __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin))), yd);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(scaled)), dd, acc);
-        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(row_totals(mins)), dm, acc_min);
-    }
-    _mm256_storeu_ps(tile.out + r0, _mm256_sub_ps(acc, acc_min));
+            return Q4KLanes{q4_K_scaled_lanes(b, y, sc), k_mins_lanes(mn, y)};
+        });
 }
 
 void tile_q4_K_rows8(size_t n, const Tile& tile) {

@@ -298,11 +298,7 @@ inline Q4KActivations q4_K_activations(const BlockQ8_K& y) {
     return {{pair(0, 2), pair(1, 3), pair(4, 6), pair(5, 7)}};
 }
 
-struct Q4KLanes {
-    __m256i scaled, mins;
-};
-
-inline Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, const Q4KActivations& a) {
+inline avx2::Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, const Q4KActivations& a) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     uint64_t sc, mn;
     k_scales_mins8(x.scales, &sc, &mn);
@@ -334,7 +330,7 @@ float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
     float acc = 0.0f, acc_min = 0.0f;
     for (size_t i = 0; i < n / kQK256; ++i) {
         prefetch_ahead(x + i, sizeof(BlockQ4_K));
-        const Q4KLanes l = q4_K_block_lanes(x[i], y[i], q4_K_activations(y[i]));
+        const avx2::Q4KLanes l = q4_K_block_lanes(x[i], y[i], q4_K_activations(y[i]));
         // [s01 s23 m01 m23 | s45 s67 m45 m67] -> [s0123 m0123 ... | s4567 m4567 ...]
         const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(l.scaled, l.mins), _mm256_setzero_si256());
         const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
@@ -346,35 +342,16 @@ float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
 }
 
 // One token (decoding): dot_q4_K_rows8 for 8 rows at once, as the AVX2
-// tile does. The dot's per-block reduction and scalar float steps, not its
-// arithmetic, bound it when decoding; here one tree (row_totals) reduces 8
-// rows' lanes and the float steps run on the 8 rows as lanes.
+// tile does (q4_K_rows8_one_token in simd_avx2.h). The dot's per-block
+// reduction and scalar float steps, not its arithmetic, bound it when
+// decoding; the walk reduces 8 rows' lanes in one tree.
 void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
-    const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
-    const BlockQ4_K* x[8];
-    for (int r = 0; r < 8; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(tile.w + size_t(r0 + r) * tile.w_stride);
-    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
-    const size_t nb = n / kQK256;
-    for (size_t i = 0; i < nb; ++i) {
-        __m256i scaled[8], mins[8];
-        alignas(16) uint16_t d[8], dmin[8];
-        const Q4KActivations act = q4_K_activations(y[i]);
-        for (int r = 0; r < 8; ++r) {
-            const BlockQ4_K& b = x[r][i];
-            prefetch_next_rows8(x[0], tile.w_stride, i, r, sizeof(BlockQ4_K));
-            const Q4KLanes l = q4_K_block_lanes(b, y[i], act);
-            scaled[r] = l.scaled;
-            mins[r] = l.mins;
-            d[r] = b.d;
-            dmin[r] = b.dmin;
-        }
-        const __m256 yd = _mm256_set1_ps(y[i].d);
-        const __m256 dd = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))), yd);
-        const __m256 dm = _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin))), yd);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(avx2::row_totals(scaled)), dd, acc);
-        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(avx2::row_totals(mins)), dm, acc_min);
-    }
-    _mm256_storeu_ps(tile.out + r0, _mm256_sub_ps(acc, acc_min));
+    avx2::q4_K_rows8_one_token(n, tile.w + size_t(r0) * tile.w_stride, tile.w_stride,
+                               reinterpret_cast<const BlockQ8_K*>(tile.a), tile.out + r0,
+                               [](const BlockQ8_K& y) { return q4_K_activations(y); },
+                               [](const BlockQ4_K& b, const BlockQ8_K& y, const Q4KActivations& a) {
+                                   return q4_K_block_lanes(b, y, a);
+                               });
 }
 
 void tile_q4_K_rows8(size_t n, const Tile& tile) {
