@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "model/exp_approx.h"
+#include "model/flash_softmax.h"
 #include "model/flash_tile.h"
 #include "model/flash_walk.h"
 #include "quant/exact_fma.h"
@@ -31,52 +32,13 @@ float kq_scale(const AttentionShape& shape) {
     return shape.kq_scale != 0.0f ? shape.kq_scale : 1.0f / std::sqrt(float(shape.head_dim));
 }
 
-// ggml's online softmax over positions, one score at a time: the largest
-// score so far (M), the sum of exp(score - M) so far (S), and per step the
-// factor for what is summed so far (ms) and the new position's weight (vs).
-struct OnlineSoftmax {
-    float max = -INFINITY;
-    float sum = 0.0f;
-    float rescale = 1.0f;
-    float weight = 1.0f;
-
-    // Returns whether s is a new maximum (the sums so far then need
-    // `rescale`, and `weight` is 1).
-    bool next(float s) {
-        rescale = 1.0f;
-        weight = 1.0f;
-        const bool grew = s > max;
-        if (grew) {
-            const float old = max;
-            max = s;
-            rescale = std::exp(old - max);
-        } else {
-            weight = std::exp(s - max);
-        }
-        // S = S*ms + vs with two roundings, as llama.cpp's released CPU
-        // backends compute it (the compiler multiplies in the new-maximum
-        // branch and adds after the join; objdump of libggml-cpu-zen4.so).
-        sum = sum * rescale + weight;
-        return grew;
-    }
-    float inverse_sum() const { return sum == 0.0f ? 0.0f : 1.0f / sum; }
-};
-
-// One head's online softmax over n scores, stepped ahead of its walk: the
-// scores become the positions' weights, and rescale[j] receives the factor
-// the sums so far take before position j (1 where the maximum held).
-// Returns the maximum and sum after the last. The walk is a chain of
-// roundings through half per position; with exp called inside it, every
+// The softmax is stepped ahead of the walk because the walk is a chain of
+// roundings through half per position: with exp called inside it, every
 // call spilled and reloaded the accumulator registers, and the walk took
 // three times as long.
 OnlineSoftmax softmax_steps(float* scores, float* rescale, float scale, int n) {
-    OnlineSoftmax sm;
-    for (int j = 0; j < n; ++j) {
-        const bool grew = sm.next(scores[j] * scale);
-        scores[j] = sm.weight;
-        rescale[j] = grew ? sm.rescale : 1.0f;
-    }
-    return sm;
+    static const SoftmaxStepsFn wide = softmax_steps_avx512();
+    return wide ? wide(scores, rescale, scale, n) : softmax_steps_ref(scores, rescale, scale, n);
 }
 
 // The tiled path's softmax step over one tile of kFlashTileKv scores (-inf
@@ -560,6 +522,16 @@ void flash_attend_heads(const KvCache& cache, int layer, const AttentionShape& s
                             walk_values(cache, layer, off, hd, vis, 1, sg + j0, rg + j0, 0, j0, j1, acc32, 0, fused);
                         });
     }
+}
+
+OnlineSoftmax softmax_steps_ref(float* scores, float* rescale, float scale, int n) {
+    OnlineSoftmax sm;
+    for (int j = 0; j < n; ++j) {
+        const bool grew = sm.next(scores[j] * scale);
+        scores[j] = sm.weight;
+        rescale[j] = grew ? sm.rescale : 1.0f;
+    }
+    return sm;
 }
 
 int flash_walk_parts(const KvCache& cache, int layer, const AttentionShape& shape, int pos, int splits) {
