@@ -101,6 +101,35 @@ TEST(AttentionKernels, SimdEqualsReferenceBitForBit) {
     }
 }
 
+// Scores whose every product is -0 (a zero query against negative keys,
+// positive queries against keys of -0): the reference adds them to +0 and
+// scores +0; a kernel that skips that first add must still give +0.
+TEST(AttentionKernels, ScoresOfNegativeZeroProductsArePositiveZero) {
+    const auto sets = simd_kernels();
+    if (sets.empty()) GTEST_SKIP() << "no SIMD attention kernels on this CPU or build";
+    const model::AttentionKernels& ref = model::attention_kernels_reference();
+    for (const auto& [set_name, simd] : sets) {
+        for (const int head_dim : {64, 128}) {
+            for (const bool zero_query : {true, false}) {
+                SCOPED_TRACE(set_name + ", head_dim " + std::to_string(head_dim) + (zero_query ? ", zero query" : ", -0 keys"));
+                const int n = 37, n_q = 3;
+                KvCache cache(1, n, head_dim);
+                for (int p = 0; p < n; ++p) {
+                    for (int i = 0; i < head_dim; ++i) cache.k(0, p)[i] = zero_query ? quant::f32_to_fp16(-0.5f - float(i % 7)) : uint16_t(0x8000);
+                }
+                std::vector<float> q(size_t(n_q * head_dim), zero_query ? 0.0f : 1.25f);
+                for (const AttentionOrder order : {AttentionOrder::Batch, AttentionOrder::Single}) {
+                    std::vector<float> s_ref(size_t(n_q * n)), s_simd(size_t(n_q * n));
+                    ref.key_scores(cache.k(0, 0), size_t(head_dim), n, q.data(), n_q, head_dim, order, s_ref.data());
+                    simd->key_scores(cache.k(0, 0), size_t(head_dim), n, q.data(), n_q, head_dim, order, s_simd.data());
+                    EXPECT_TRUE(same_bits(s_ref, s_simd));
+                    EXPECT_FALSE(std::signbit(s_ref[0])) << "the reference's score is +0";
+                }
+            }
+        }
+    }
+}
+
 // The softmax on scores spread from a few units (every weight a normal half)
 // to hundreds (exponentials that underflow to subnormal floats and to zero,
 // weights that are subnormal halves), and lengths around every chunk.

@@ -44,19 +44,23 @@ void key_scores_heads(const uint16_t* keys, size_t key_stride, int n, const floa
     for (int j = 0; j < n; ++j) {
         if (j + kPrefetchKeys < n) prefetch_halves(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
+        // Each accumulator starts as its first product, not 0 + product: the
+        // two differ only where the product is -0 (0 + -0 is +0), and the
+        // sum of the sign of a zero only; + 0 at the end makes a -0 score +0,
+        // as the reference (whose sums never meet -0) has it.
         __m512 acc[C][4];
-        for (int g = 0; g < C; ++g) {
-            for (int a = 0; a < 4; ++a) acc[g][a] = _mm512_setzero_ps();
-        }
+        const int first = order == AttentionOrder::Batch ? 16 : 64;
         for (int c = 0; c < head_dim; c += 16) {
             const __m512 kv = load_half16(k + c);
             const int a = order == AttentionOrder::Batch ? 0 : (c / 16) % 4;
             for (int g = 0; g < C; ++g) {
-                acc[g][a] = _mm512_add_ps(acc[g][a], _mm512_mul_ps(kv, _mm512_loadu_ps(q + size_t(g) * size_t(head_dim) + size_t(c))));
+                const __m512 product = _mm512_mul_ps(kv, _mm512_loadu_ps(q + size_t(g) * size_t(head_dim) + size_t(c)));
+                acc[g][a] = c < first ? product : _mm512_add_ps(acc[g][a], product);
             }
         }
         for (int g = 0; g < C; ++g) {
-            scores[size_t(g) * size_t(n) + size_t(j)] = order == AttentionOrder::Batch ? hsum16(acc[g][0]) : reduce4(acc[g]);
+            const float sum = order == AttentionOrder::Batch ? hsum16(acc[g][0]) : reduce4(acc[g]);
+            scores[size_t(g) * size_t(n) + size_t(j)] = sum + 0.0f;
         }
     }
 }
