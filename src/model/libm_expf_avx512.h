@@ -23,8 +23,13 @@
 
 namespace smolinfer::model::avx512 {
 
+// Local to each unit that includes this: an inline (weak) copy compiled
+// with AVX-512 could be the one the linker keeps for every caller
+// (scripts/check-isa-leaks).
+namespace {
+
 // 2^(i/32) as double bits, minus i << 47 (the exponent k/32 adds back).
-alignas(64) inline constexpr uint64_t kExp2Table[32] = {
+alignas(64) constexpr uint64_t kExp2Table[32] = {
     0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
     0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
     0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
@@ -78,4 +83,5 @@ inline __m512 libm_expf16(__m512 x) {
     return e;
 }
 
+}  // namespace
 }  // namespace smolinfer::model::avx512
