@@ -51,16 +51,20 @@ void key_scores_one(const uint16_t* keys, size_t key_stride, int n, const float*
     for (int j = 0; j < n; ++j) {
         if (prefetch && j + kPrefetchKeys < n) prefetch_halves(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
+        // Each accumulator starts as its first product instead of 0 +
+        // product, and the score gets + 0: the same bits (see
+        // key_scores_heads in attention_avx512.cpp).
         if (order == AttentionOrder::Batch) {
-            V16 acc = zero16();
-            for (int c = 0; c < head_dim; c += 16) acc = add(acc, mul(load_half16(k + c), load16(q + c)));
-            scores[j] = hsum16(acc);
+            V16 acc = mul(load_half16(k), load16(q));
+            for (int c = 16; c < head_dim; c += 16) acc = add(acc, mul(load_half16(k + c), load16(q + c)));
+            scores[j] = hsum16(acc) + 0.0f;
         } else {
-            V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
-            for (int c = 0; c < head_dim; c += 64) {
+            V16 acc[4];
+            for (int a = 0; a < 4; ++a) acc[a] = mul(load_half16(k + 16 * a), load16(q + 16 * a));
+            for (int c = 64; c < head_dim; c += 64) {
                 for (int a = 0; a < 4; ++a) acc[a] = add(acc[a], mul(load_half16(k + c + 16 * a), load16(q + c + 16 * a)));
             }
-            scores[j] = reduce4(acc);
+            scores[j] = reduce4(acc) + 0.0f;
         }
     }
 }
