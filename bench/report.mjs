@@ -77,7 +77,7 @@ function targets(config, results) {
   if (config.parts.has("serve")) out.push(...serveTargets(results.serve));
   if (config.parts.has("contention")) out.push(...contentionTargets(results.contention));
   if (config.parts.has("depth")) out.push(...depthTargets(results.depth));
-  if (config.parts.has("large")) out.push(...largeTargets(results.large));
+  if (config.parts.has("large")) out.push(...largeTargets(results.large, results.roofline?.bandwidth));
   if (config.parts.has("avx2")) out.push(...avx2Targets(results.avx2));
   if (config.parts.has("embeddings")) out.push(...embeddingsTargets(results.embeddings));
   if (config.parts.has("embeddings-browser")) out.push(...embeddingsBrowserTargets(results.embeddingsBrowser));
