@@ -7,12 +7,14 @@
 // 1.5 * 2^52 shift, 2^(k/32) from a 32-entry table of 2^(i/32) with the
 // exponent added in its bits, and a cubic in r, all in double, rounded to
 // float once at the end. The FMA build fuses r = z - k and the cubic's
-// three multiply-adds (found by comparing every float in [-104, 0) with the
-// library: tests/test_vector_math.cpp). Lanes at |x| >= 88 and NaNs, where
-// the library takes its special paths, go through expf itself.
+// three multiply-adds: so written, every float in [-104, 0) gave the
+// library's bits (checked once, offline; unfused, -0x1.f8cbb2p+5 differs),
+// and tests/test_flash_softmax.cpp checks every 61st. Lanes at |x| >= 88
+// and NaNs, where the library takes its special paths, go through expf.
 //
-// Another libm may compute expf differently: libm_expf16_matches() checks
-// this one against the process's own expf, once, before anything uses it.
+// Another libm may compute expf differently: its user checks this one
+// against the process's own expf once, before using it
+// (libm_expf16_matches in flash_softmax_avx512.cpp).
 // Only for files compiled with AVX-512 (see src/CMakeLists.txt).
 #pragma once
 
