@@ -45,9 +45,9 @@ void key_scores_heads(const uint16_t* keys, size_t key_stride, int n, const floa
         if (j + kPrefetchKeys < n) prefetch_halves(keys + size_t(j + kPrefetchKeys) * key_stride, head_dim);
         const uint16_t* k = keys + size_t(j) * key_stride;
         // Each accumulator starts as its first product, not 0 + product: the
-        // two differ only where the product is -0 (0 + -0 is +0), and the
-        // sum of the sign of a zero only; + 0 at the end makes a -0 score +0,
-        // as the reference (whose sums never meet -0) has it.
+        // two differ only where the product is -0 (0 + -0 is +0), so the
+        // sums differ at most in the sign of a zero. The reference's sums
+        // never meet -0; + 0 at the end turns a -0 score into its +0.
         __m512 acc[C][4];
         const int first = order == AttentionOrder::Batch ? 16 : 64;
         for (int c = 0; c < head_dim; c += 16) {
