@@ -120,11 +120,11 @@ function notFound(res, isolated) {
 //   /faults/stalled.gguf              announces the model, sends 1 MB, then nothing (until the client leaves)
 //   /faults/huge.gguf?length=N        announces N bytes (default 5 GB), sends 1 MB, then nothing
 //   /faults/huge-0000i-of-0000n.gguf  part i of a split model of n parts of 2.5 GB each (?length=N), the same way
-//   /faults/open                      {"paths": [...], "splitDownloads": m}: the paths of fault responses
+//   /faults/open                      {"paths": [...], "hugeDownloads": m}: the paths of fault responses
 //                                     still sending (to see aborts close them), GET requests for
-//                                     huge-*-of-*.gguf so far
+//                                     huge.gguf and huge-*-of-*.gguf so far (a refused model must cause none)
 const openPaths = new Map(); // response -> the path it answers, while it is sending
-let splitDownloads = 0; // GET requests for huge-*-of-*.gguf parts (a refused model must cause none)
+let hugeDownloads = 0; // GET requests for huge.gguf and huge-*-of-*.gguf
 
 function track(req, res) {
   openPaths.set(res, req.url);
@@ -172,10 +172,13 @@ function fault(req, res, name, query) {
   const model = single && path.join(modelsDir, decodeURIComponent(single.url.slice("/models/".length)));
   const size = model ? fs.statSync(model).size : 0;
   if (name.endsWith(".gguf") && !model) return notFound(res, true);
+  // A HEAD gets the headers a GET would (the engine asks for a file's size
+  // first), and no body.
+  const head = req.method === "HEAD";
   switch (name) {
     case "open":
       res.writeHead(200, { "Content-Type": types[".json"] });
-      return res.end(JSON.stringify({ paths: [...openPaths.values()], splitDownloads }));
+      return res.end(JSON.stringify({ paths: [...openPaths.values()], hugeDownloads }));
     case "404":
       return notFound(res, true);
     case "500":
@@ -191,6 +194,7 @@ function fault(req, res, name, query) {
       // Announces the whole model, sends half, then drops the connection.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
+      if (head) return res.end();
       const half = Math.floor(size / 2);
       return trickle(res, res, model, { end: half, then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
@@ -198,17 +202,20 @@ function fault(req, res, name, query) {
       // No length announced: the only sign of the drop is the missing last chunk.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream" });
+      if (head) return res.end();
       return trickle(res, res, model, { end: Math.floor(size / 3), then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
     case "short-length.gguf":
       // Announces half the model and sends all of it: the client keeps what was announced.
       track(req, res);
       rawHead(req, [`Content-Length: ${Math.floor(size / 2)}`]);
+      if (head) return req.socket.end();
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "long-length.gguf":
       // Announces 1 MB more than it sends, then closes.
       track(req, res);
       rawHead(req, [`Content-Length: ${size + (1 << 20)}`]);
+      if (head) return req.socket.end();
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "corrupt.gguf": {
       // The right length, one wrong byte in the last tensor's data.
@@ -232,6 +239,7 @@ function fault(req, res, name, query) {
       // The real model at about 2 MB/s.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
+      if (head) return res.end();
       return trickle(res, res, model, { end: size, delay: 30, then: () => res.end() });
     case "stalled.gguf":
     case "huge.gguf": {
@@ -239,6 +247,8 @@ function fault(req, res, name, query) {
       track(req, res);
       const length = name === "huge.gguf" ? Number(query.get("length") ?? 5e9) : size;
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": length });
+      if (head) return res.end();
+      if (name === "huge.gguf") hugeDownloads++;
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
     default: {
@@ -248,8 +258,8 @@ function fault(req, res, name, query) {
       if (!split) return notFound(res, true);
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": Number(query.get("length") ?? 2.5e9) });
-      if (req.method === "HEAD") return res.end();
-      splitDownloads++;
+      if (head) return res.end();
+      hugeDownloads++;
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
   }

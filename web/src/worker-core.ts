@@ -246,6 +246,14 @@ function savedChunks(reader: SavedReader, size: number): Chunks {
   };
 }
 
+// Engine memory set aside for a download before its GET (see download());
+// receive() takes it, or frees it when the size it was made for is not the
+// one the GET announced. ptr 0: taken, freed or never made.
+interface Reservation {
+  ptr: number;
+  capacity: number;
+}
+
 // Copies chunks into a fresh engine buffer. Allocates once when the size is
 // known; otherwise grows by doubling (one extra copy at most per doubling).
 // Whatever goes wrong, the buffer is freed and the source cancelled (which
@@ -256,13 +264,17 @@ async function receive(
   expected: number,
   phase: LoadProgress["phase"],
   progress: (p: LoadProgress) => void,
+  reserved?: Reservation,
 ): Promise<{ ptr: number; size: number }> {
   const m = wasm!;
   let ptr = 0;
   let size = 0;
   try {
     let capacity = expected > 0 ? expected : 64 << 20;
-    ptr = allocateModel(capacity, false);
+    if (reserved?.ptr && reserved.capacity === capacity) ptr = reserved.ptr;
+    else if (reserved?.ptr) m.Engine.release(reserved.ptr);
+    if (reserved) reserved.ptr = 0;
+    ptr ||= allocateModel(capacity, false);
     const start = performance.now();
     let lastReport = 0;
     for (;;) {
@@ -360,7 +372,38 @@ function abortSignal(id: number): AbortSignal {
   return controller.signal;
 }
 
+// The file's length a response announces, 0 when it does not say (a
+// compressed body's length is not the file's).
+function announcedLength(response: globalThis.Response): number {
+  const encoding = response.headers.get("content-encoding");
+  const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
+  return Number.isFinite(length) && length > 0 ? length : 0;
+}
+
+// The size a server announces for `url` (a HEAD request), 0 when it does
+// not say; null when the HEAD itself fails (the GET then reports why).
+async function announcedSize(id: number, url: string): Promise<number | null> {
+  let response: globalThis.Response;
+  try {
+    response = await fetch(url, { method: "HEAD", signal: abortSignal(id) });
+  } catch {
+    if (cancelled.has(id)) throw new EngineFailure("aborted", "aborted by the caller");
+    return null;
+  }
+  if (!response.ok) return null;
+  return announcedLength(response);
+}
+
+// A model too large for WebAssembly, or for the memory the engine can get,
+// is refused from the size a HEAD announces, before its GET: a GET given up
+// on before its body was read stayed open now and then in Firefox ESR (its
+// connection lingered, idle, after the abort; 1 in 10-20 runs of the faults
+// suite), and nothing is fetched that cannot be kept. A server that does not
+// answer HEAD with a length is refused as its GET's body arrives.
 async function download(id: number, url: string, progress: (p: LoadProgress) => void): Promise<{ ptr: number; size: number }> {
+  const announced = await announcedSize(id, url);
+  const reserved: Reservation = { ptr: 0, capacity: announced ?? 0 };
+  if (announced) reserved.ptr = allocateModel(announced, false);
   // This fetch's own controller, aborted with the request's and when its
   // body is given up on: cancelling the body's reader alone leaves
   // Firefox's connection sending.
@@ -370,11 +413,12 @@ async function download(id: number, url: string, progress: (p: LoadProgress) => 
   if (request.aborted) abort();
   request.addEventListener("abort", abort, { once: true });
   try {
-    return await fetchBody(id, url, own, progress);
+    return await fetchBody(id, url, own, progress, reserved);
   } catch (e) {
     own.abort();
     throw e;
   } finally {
+    if (reserved.ptr) wasm!.Engine.release(reserved.ptr);
     request.removeEventListener("abort", abort);
   }
 }
@@ -384,6 +428,7 @@ async function fetchBody(
   url: string,
   own: AbortController,
   progress: (p: LoadProgress) => void,
+  reserved: Reservation,
 ): Promise<{ ptr: number; size: number }> {
   let response: globalThis.Response;
   try {
@@ -396,13 +441,10 @@ async function fetchBody(
     response.body?.cancel().catch(() => undefined);
     throw new EngineFailure("network", `cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
   }
-  // A compressed body's length is not the file's.
-  const encoding = response.headers.get("content-encoding");
-  const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
-  // Given up on, the fetch is aborted before its reader is cancelled.
-  // The other way round, Firefox ESR now and then (2 of 20 runs of the
-  // faults test) kept a refused download's connection open until it quit,
-  // the page long closed; this way, 0 of 30.
+  // Given up on, the fetch is aborted before its reader is cancelled: the
+  // other way round, Firefox ESR kept a refused download's connection open
+  // until it quit in 2 of 20 runs of the faults test (this way, rarely:
+  // see download()).
   const body = streamChunks(response.body);
   const chunks: Chunks = {
     next: body.next,
@@ -411,7 +453,7 @@ async function fetchBody(
       body.cancel();
     },
   };
-  return receive(id, chunks, Number.isFinite(length) && length > 0 ? length : 0, "download", progress);
+  return receive(id, chunks, announcedLength(response), "download", progress, reserved);
 }
 
 // What a failed engine.load() means for the caller.
@@ -491,9 +533,7 @@ async function partSizes(id: number, urls: string[]): Promise<number[]> {
           `part ${i + 1} of ${urls.length} of the split model is missing: HTTP ${response.status} for ${url}`,
         );
       }
-      const encoding = response.headers.get("content-encoding");
-      const length = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0);
-      return Number.isFinite(length) && length > 0 ? length : 0;
+      return announcedLength(response);
     }),
   );
 }

@@ -50,6 +50,9 @@ async function openFaultResponses() {
   return paths;
 }
 
+// GET requests the fault server has had for its huge files.
+const hugeDownloads = async () => (await (await fetch(`${h.origin}/faults/open`)).json()).hugeDownloads;
+
 // Loads `url` with the page's own controls; resolves when loading has ended.
 async function loadInPage(page, url) {
   await page.selectOption("#source", "url");
@@ -191,6 +194,7 @@ test("a model file or a KV cache larger than WebAssembly memory can grow to is r
   const model = await serverModel();
   const page = await openPage(h, "?autoload=0");
   const before = await withModelSaved(page, model);
+  const downloadsBefore = await hugeDownloads();
   const r = await page.evaluate(async (url) => {
     const engine = window.smolinfer.engine;
     const outcome = (p) => p.then(() => "ok", (e) => `${e.code}: ${e.message}`);
@@ -214,12 +218,14 @@ test("a model file or a KV cache larger than WebAssembly memory can grow to is r
   assert.equal(r.modelAfterKvCache, null);
   assert.equal(r.load, "ok");
   assert.ok(r.text.length > 0);
+  assert.equal(await hugeDownloads(), downloadsBefore, "a refused model was downloaded (its size is known from a HEAD)");
   assert.deepEqual(await openFaultResponses(), [], "the refused downloads were not closed");
   // What the page shows.
   await loadInPage(page, `${h.origin}/faults/huge.gguf`);
   assert.match(await errorText(page), /^Not enough memory: the model file is 5\.00 GB/);
   assert.match(await page.textContent("#model-status"), /^No model loaded\.$/);
   assert.deepEqual(await storedFiles(page), before);
+  assert.equal(await hugeDownloads(), downloadsBefore, "the page downloaded a refused model");
   assert.deepEqual(await openFaultResponses(), [], "the page's refused download was not closed");
   await page.close();
 });

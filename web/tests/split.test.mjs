@@ -112,8 +112,8 @@ test("a split model too big for WebAssembly is refused from its parts' sizes, be
     r.huge,
     "out_of_memory: the model is 5.00 GB in 2 parts (2.50 GB + 2.50 GB); WebAssembly can address at most 4.29 GB",
   );
-  const { splitDownloads } = await (await fetch(`${h.origin}/faults/open`)).json();
-  assert.equal(splitDownloads, 0, "a part of the refused model was downloaded");
+  const { hugeDownloads } = await (await fetch(`${h.origin}/faults/open`)).json();
+  assert.equal(hugeDownloads, 0, "a part of the refused model was downloaded");
   assert.match(r.later, /^bad_input: .*smol-00002-of-00003\.gguf is part 2 of 3 of a split model: load its first part, .*smol-00001-of-00003\.gguf$/);
   assert.match(r.gap, /^network: part 2 of 2 of the split model is missing: HTTP 404 for .*gap-00002-of-00002\.gguf$/);
   assert.match(r.pickedTwoOfThree, /^bad_input: .*part 2 of 3 is missing$/);
