@@ -130,8 +130,11 @@ struct Q4KLanes {
     __m256i scaled, mins;
 };
 
-// The one-token walk of 8 rows of interleaved Q4_K (llama.cpp's rows8
-// order) that the AVX2 and AVX-512 tiles share: per block, `prepare(y)`
+// The AVX2 tile's one-token walk of 8 rows of interleaved Q4_K (llama.cpp's
+// rows8 order; the AVX-512 tile decodes the 8 rows' headers together
+// instead, which did not pay here: 5.0-5.3 ns per block either way on a
+// Zen 5 running the AVX2 path, where the scalar decode overlaps the
+// twice-as-many vector steps): per block, `prepare(y)`
 // arranges the activations once and `lanes(block, y, prepared)` gives a
 // row's lanes; one tree (row_totals) reduces the 8 rows' lanes to a vector
 // of their totals and the float steps run on the 8 rows as lanes. Writes

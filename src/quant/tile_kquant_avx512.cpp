@@ -298,14 +298,12 @@ inline Q4KActivations q4_K_activations(const BlockQ8_K& y) {
     return {{pair(0, 2), pair(1, 3), pair(4, 6), pair(5, 7)}};
 }
 
-inline avx2::Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, const Q4KActivations& a) {
+// A block's scale * code * activation lanes, folded to 8; `scales`: its 8
+// scale bytes (k_scales_mins8's) in every 64-bit lane. A byte shuffle
+// (cheaper than a word permute) puts register k's two scales in 16-bit
+// lanes 0-15 and 16-31, index 0x80 giving the zero high bytes.
+inline __m256i q4_K_scaled_lanes(const BlockQ4_K& x, __m512i scales, const Q4KActivations& a) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    uint64_t sc, mn;
-    k_scales_mins8(x.scales, &sc, &mn);
-    // The 8 scale bytes in every 64-bit lane; a byte shuffle (cheaper than a
-    // word permute) puts register k's two scales in 16-bit lanes 0-15 and
-    // 16-31, index 0x80 giving the zero high bytes.
-    const __m512i scales = _mm512_set1_epi64(int64_t(sc));
     const auto pick = [](int g0, int g1) {
         return _mm512_mask_blend_epi64(0xF0, _mm512_set1_epi16(int16_t(0x8000 | g0)), _mm512_set1_epi16(int16_t(0x8000 | g1)));
     };
@@ -317,11 +315,17 @@ inline avx2::Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, c
     for (int k = 0; k < 4; ++k) {
         scaled = _mm512_dpwssd_epi32(scaled, _mm512_maddubs_epi16(codes[k], a.act[k]), _mm512_shuffle_epi8(scales, picks[k]));
     }
+    return _mm256_add_epi32(_mm512_castsi512_si256(scaled), _mm512_extracti64x4_epi64(scaled, 1));
+}
+
+inline avx2::Q4KLanes q4_K_block_lanes(const BlockQ4_K& x, const BlockQ8_K& y, const Q4KActivations& a) {
+    uint64_t sc, mn;
+    k_scales_mins8(x.scales, &sc, &mn);
     // mins as 16-bit pairs (m0 m0 m1 m1 ...) against the 16 activation sums of 16 values.
     const __m128i mins8 = _mm_cvtsi64_si128(int64_t(mn));
     const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)),
                                            _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));
-    return {_mm256_add_epi32(_mm512_castsi512_si256(scaled), _mm512_extracti64x4_epi64(scaled, 1)), mins};
+    return {q4_K_scaled_lanes(x, _mm512_set1_epi64(int64_t(sc)), a), mins};
 }
 
 float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
@@ -341,17 +345,88 @@ float dot_q4_K_rows8(size_t n, const void* w, const void* a) {
     return acc - acc_min;
 }
 
-// One token (decoding): dot_q4_K_rows8 for 8 rows at once, as the AVX2
-// tile does (q4_K_rows8_one_token in simd_avx2.h). The dot's per-block
-// reduction and scalar float steps, not its arithmetic, bound it when
-// decoding; the walk reduces 8 rows' lanes in one tree.
+// The first 16 bytes (d, dmin, the 12 bytes of scales and mins) of block
+// i of 8 rows, decoded in vectors: the scalar decode (k_scales_mins8) and
+// the d/dmin gathers were a third of the instructions of a row's block.
+struct Q4KHeaders8 {
+    __m512i scales;  // row r's 8 scale bytes in 64-bit lane r (k_scales_mins8's order)
+    __m512i mins;    // row r's 8 min bytes in 64-bit lane r
+    __m256 d, dmin;  // row r in lane r
+};
+
+// Four rows' headers (one per 128-bit lane: dwords [d|dmin, u0, u1, u2])
+// as dwords [sc_lo, s_hi, mn_lo, m_hi] per lane, k_scales_mins8's formulas.
+inline __m512i q4_K_scales_mins4(__m512i h) {
+    const __m512i p = _mm512_shuffle_epi32(h, _MM_PERM_ENUM(_MM_SHUFFLE(3, 2, 3, 1)));  // [u0, u2, u1, u2]
+    const __m512i q = _mm512_shuffle_epi32(h, _MM_PERM_ENUM(_MM_SHUFFLE(2, 2, 1, 1)));  // [u0, u0, u1, u1]
+    const __m512i lo = _mm512_and_si512(p, _mm512_set1_epi32(0x3f3f3f3f));
+    const __m512i high_nibbles = _mm512_and_si512(_mm512_srlv_epi32(p, _mm512_set4_epi32(4, 0, 0, 0)), _mm512_set1_epi32(0x0f0f0f0f));
+    const __m512i top_bits = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 6), _mm512_set1_epi32(0x03030303)), 4);
+    return _mm512_mask_blend_epi32(0xAAAA, lo, _mm512_or_si512(high_nibbles, top_bits));
+}
+
+inline Q4KHeaders8 q4_K_headers8(const BlockQ4_K* const* x, size_t i) {
+    const auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(&x[r][i])); };
+    const auto four = [&](int r) {
+        const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r)), head(r + 1), 1);
+        const __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r + 2)), head(r + 3), 1);
+        return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+    };
+    const __m512i h0 = four(0), h1 = four(4);
+    const __m512i a = q4_K_scales_mins4(h0), b = q4_K_scales_mins4(h1);
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    // Word 0 (d) and word 1 (dmin) of each row's lane.
+    const __m512i d_words = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             56, 48, 40, 32, 24, 16, 8, 0);
+    const __m512i dmin_words = _mm512_add_epi16(d_words, _mm512_set1_epi16(1));
+    const __m512i bits = _mm512_permutex2var_epi16(h0, d_words, h1);
+    const __m512i min_bits = _mm512_permutex2var_epi16(h0, dmin_words, h1);
+    return {_mm512_permutex2var_epi64(a, even, b), _mm512_permutex2var_epi64(a, odd, b),
+            _mm256_cvtph_ps(_mm512_castsi512_si128(bits)), _mm256_cvtph_ps(_mm512_castsi512_si128(min_bits))};
+}
+
+// The 8 rows' totals of min * (group sum of the activations): the group
+// sums (pairs of bsums, at most 4096 in size: 16-bit) against every row's
+// mins at once. Integer sums, so any order gives the reference's totals.
+inline __m256i q4_K_min_totals8(__m512i mins, const BlockQ8_K& y) {
+    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums));
+    const __m128i group = _mm256_cvtepi32_epi16(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
+    const __m512i groups = _mm512_broadcast_i32x4(group);
+    // Rows 0-3 and 4-7: 4 dwords per row, each two groups' products.
+    const __m512i lo = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(mins)), groups);
+    const __m512i hi = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(mins, 1)), groups);
+    // Lane k: [row k, row k, row k + 4, row k + 4] partial sums, then whole.
+    const __m512i x = _mm512_add_epi32(_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi));
+    const __m512i t = _mm512_add_epi32(x, _mm512_shuffle_epi32(x, _MM_PERM_ENUM(_MM_SHUFFLE(2, 3, 0, 1))));
+    const __m512i order = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 14, 10, 6, 2, 12, 8, 4, 0);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, t));
+}
+
+// One token (decoding): dot_q4_K_rows8 for 8 rows at once. Per block the
+// 8 rows' headers are decoded together, each row's scaled lanes come from
+// the whole register, one tree reduces them, and the float steps run on
+// the 8 rows as lanes: the same integer totals and float operations, in the
+// same order, as the dot.
 void q4_K_one_token_rows8(size_t n, const Tile& tile, int r0) {
-    avx2::q4_K_rows8_one_token(n, tile.w + size_t(r0) * tile.w_stride, tile.w_stride,
-                               reinterpret_cast<const BlockQ8_K*>(tile.a), tile.out + r0,
-                               [](const BlockQ8_K& y) { return q4_K_activations(y); },
-                               [](const BlockQ4_K& b, const BlockQ8_K& y, const Q4KActivations& a) {
-                                   return q4_K_block_lanes(b, y, a);
-                               });
+    const uint8_t* w = tile.w + size_t(r0) * tile.w_stride;
+    const auto* y = reinterpret_cast<const BlockQ8_K*>(tile.a);
+    const BlockQ4_K* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = reinterpret_cast<const BlockQ4_K*>(w + size_t(r) * tile.w_stride);
+    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+    for (size_t i = 0; i < n / kQK256; ++i) {
+        const Q4KHeaders8 h = q4_K_headers8(x, i);
+        const Q4KActivations a = q4_K_activations(y[i]);
+        __m256i scaled[8];
+        for (int r = 0; r < 8; ++r) {
+            prefetch_next_rows8(x[0], tile.w_stride, i, r, sizeof(BlockQ4_K));
+            scaled[r] = q4_K_scaled_lanes(x[r][i], _mm512_permutexvar_epi64(_mm512_set1_epi64(r), h.scales), a);
+        }
+        const __m256 yd = _mm256_set1_ps(y[i].d);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(avx2::row_totals(scaled)), _mm256_mul_ps(h.d, yd), acc);
+        acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q4_K_min_totals8(h.mins, y[i])), _mm256_mul_ps(h.dmin, yd), acc_min);
+    }
+    _mm256_storeu_ps(tile.out + r0, _mm256_sub_ps(acc, acc_min));
 }
 
 void tile_q4_K_rows8(size_t n, const Tile& tile) {
