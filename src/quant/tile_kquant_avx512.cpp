@@ -387,7 +387,7 @@ inline Q4KHeaders8 q4_K_headers8(const BlockQ4_K* const* x, size_t i) {
 }
 
 // The 8 rows' totals of min * (group sum of the activations): the group
-// sums (pairs of bsums, at most 4096 in size: 16-bit) against every row's
+// sums (pairs of bsums, at most 4096 in magnitude: 16-bit) against every row's
 // mins at once. Integer sums, so any order gives the reference's totals.
 inline __m256i q4_K_min_totals8(__m512i mins, const BlockQ8_K& y) {
     const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums));
@@ -396,7 +396,8 @@ inline __m256i q4_K_min_totals8(__m512i mins, const BlockQ8_K& y) {
     // Rows 0-3 and 4-7: 4 dwords per row, each two groups' products.
     const __m512i lo = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(mins)), groups);
     const __m512i hi = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(mins, 1)), groups);
-    // Lane k: [row k, row k, row k + 4, row k + 4] partial sums, then whole.
+    // 128-bit lane k of x: two partial sums of row k, two of row k + 4; of t:
+    // those rows' totals, each twice.
     const __m512i x = _mm512_add_epi32(_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi));
     const __m512i t = _mm512_add_epi32(x, _mm512_shuffle_epi32(x, _MM_PERM_ENUM(_MM_SHUFFLE(2, 3, 0, 1))));
     const __m512i order = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 14, 10, 6, 2, 12, 8, 4, 0);
