@@ -395,13 +395,19 @@ async function announcedSize(id: number, url: string): Promise<number | null> {
 }
 
 // A model too large for WebAssembly, or for the memory the engine can get,
-// is refused from the size a HEAD announces, before its GET: a GET given up
-// on before its body was read stayed open now and then in Firefox ESR (its
-// connection lingered, idle, after the abort; 1 in 10-20 runs of the faults
-// suite), and nothing is fetched that cannot be kept. A server that does not
-// answer HEAD with a length is refused as its GET's body arrives.
-async function download(id: number, url: string, progress: (p: LoadProgress) => void): Promise<{ ptr: number; size: number }> {
-  const announced = await announcedSize(id, url);
+// is refused from the size the server announces (`known`: from an earlier
+// HEAD; else a HEAD now) before its GET: a GET given up on before its body
+// was read stayed open now and then in Firefox ESR (its connection
+// lingered, idle, after the abort; 1 in 10-20 runs of the faults suite),
+// and nothing is fetched that cannot be kept. A server that does not answer
+// HEAD with a length is refused as its GET's body arrives.
+async function download(
+  id: number,
+  url: string,
+  progress: (p: LoadProgress) => void,
+  known?: number,
+): Promise<{ ptr: number; size: number }> {
+  const announced = known ?? (await announcedSize(id, url));
   const reserved: Reservation = { ptr: 0, capacity: announced ?? 0 };
   if (announced) reserved.ptr = allocateModel(announced, false);
   // This fetch's own controller, aborted with the request's and when its
@@ -540,17 +546,19 @@ async function partSizes(id: number, urls: string[]): Promise<number[]> {
 
 type Part = Received & { fromCache: boolean; url?: string };
 
-// One file from the saved copy or the network, verified.
+// One file from the saved copy or the network, verified; `known`: its size
+// where the caller already asked the server (a split model's parts).
 async function fromUrl(
   id: number,
   url: string,
   source: Extract<SourceSpec, { kind: "url" }>,
   progress: (p: LoadProgress) => void,
   warnings: string[],
+  known?: number,
 ): Promise<Part> {
   const saved = await fromStore(id, url, source, progress, warnings);
   if (saved) return { ...saved, fromCache: true, url };
-  const { ptr, size } = await download(id, url, progress);
+  const { ptr, size } = await download(id, url, progress, known);
   if (source.size !== undefined && size !== source.size) {
     wasm!.Engine.release(ptr);
     throw new EngineFailure("network", `the file has ${size} bytes, expected ${source.size}`);
@@ -625,7 +633,8 @@ async function obtainParts(id: number, source: SourceSpec, progress: (p: LoadPro
     const total = sizes.every((n) => n > 0) ? sizes.reduce((a, b) => a + b, 0) : 0;
     let before = 0;
     for (const partUrl of urls) {
-      const part = await fromUrl(id, partUrl, { kind: "url", url: partUrl }, partProgress(progress, before, total), warnings);
+      const known = sizes[parts.length] || undefined; // from the HEADs above or the saved records
+      const part = await fromUrl(id, partUrl, { kind: "url", url: partUrl }, partProgress(progress, before, total), warnings, known);
       parts.push(part);
       before += part.size;
       checkTotalSize(parts.map((p) => p.size)); // a server that did not say the sizes
