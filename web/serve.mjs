@@ -146,8 +146,10 @@ function rawHead(req, headerLines) {
 }
 
 // Streams bytes [start, end) of `file` to `out` (a response or a socket),
-// `chunk` bytes every `delay` ms; calls `then` at the end.
+// `chunk` bytes every `delay` ms; calls `then` at the end. A HEAD gets the
+// headers already written and no body (the engine asks for a file's size first).
 function trickle(res, out, file, { start = 0, end, chunk = 64 << 10, delay = 0, then }) {
+  if (res.req.method === "HEAD") return void out.end();
   const stream = fs.createReadStream(file, { start, end: end - 1, highWaterMark: chunk });
   stream.on("data", (data) => {
     if (!delay) {
@@ -172,9 +174,7 @@ function fault(req, res, name, query) {
   const model = single && path.join(modelsDir, decodeURIComponent(single.url.slice("/models/".length)));
   const size = model ? fs.statSync(model).size : 0;
   if (name.endsWith(".gguf") && !model) return notFound(res, true);
-  // A HEAD gets the headers a GET would (the engine asks for a file's size
-  // first), and no body.
-  const head = req.method === "HEAD";
+  const head = req.method === "HEAD"; // the same headers, no body (trickle)
   switch (name) {
     case "open":
       res.writeHead(200, { "Content-Type": types[".json"] });
@@ -194,7 +194,6 @@ function fault(req, res, name, query) {
       // Announces the whole model, sends half, then drops the connection.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
-      if (head) return res.end();
       const half = Math.floor(size / 2);
       return trickle(res, res, model, { end: half, then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
@@ -202,20 +201,17 @@ function fault(req, res, name, query) {
       // No length announced: the only sign of the drop is the missing last chunk.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream" });
-      if (head) return res.end();
       return trickle(res, res, model, { end: Math.floor(size / 3), then: () => setTimeout(() => req.socket.destroy(), 50) });
     }
     case "short-length.gguf":
       // Announces half the model and sends all of it: the client keeps what was announced.
       track(req, res);
       rawHead(req, [`Content-Length: ${Math.floor(size / 2)}`]);
-      if (head) return req.socket.end();
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "long-length.gguf":
       // Announces 1 MB more than it sends, then closes.
       track(req, res);
       rawHead(req, [`Content-Length: ${size + (1 << 20)}`]);
-      if (head) return req.socket.end();
       return trickle(res, req.socket, model, { end: size, then: () => req.socket.end() });
     case "corrupt.gguf": {
       // The right length, one wrong byte in the last tensor's data.
@@ -239,7 +235,6 @@ function fault(req, res, name, query) {
       // The real model at about 2 MB/s.
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": size });
-      if (head) return res.end();
       return trickle(res, res, model, { end: size, delay: 30, then: () => res.end() });
     case "stalled.gguf":
     case "huge.gguf": {
@@ -247,8 +242,7 @@ function fault(req, res, name, query) {
       track(req, res);
       const length = name === "huge.gguf" ? Number(query.get("length") ?? 5e9) : size;
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": length });
-      if (head) return res.end();
-      if (name === "huge.gguf") hugeDownloads++;
+      if (name === "huge.gguf" && !head) hugeDownloads++;
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
     default: {
@@ -258,8 +252,7 @@ function fault(req, res, name, query) {
       if (!split) return notFound(res, true);
       track(req, res);
       res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": Number(query.get("length") ?? 2.5e9) });
-      if (head) return res.end();
-      hugeDownloads++;
+      if (!head) hugeDownloads++;
       return trickle(res, res, model, { end: Math.min(1 << 20, size) });
     }
   }
